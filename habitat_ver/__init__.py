@@ -1,0 +1,19 @@
+"""habitat-ver: VER, DD-PPO and APPO trainers for habitat-baselines.
+
+Importing this package enables sim-free mode when habitat-sim is missing and
+registers every trainer, storage, updater and policy with habitat-baselines'
+registry (see :mod:`habitat_ver.registration`).  Nothing else runs at import.
+"""
+
+from habitat_ver.compat import sim_free as _sim_free
+
+_sim_free.activate()
+
+from habitat_ver import registration as _registration  # noqa: E402
+
+try:  # TEMP-GUARD: removed once every registered module exists
+    _registration.register_all()
+except ImportError:
+    pass
+
+__version__ = "0.1.0"

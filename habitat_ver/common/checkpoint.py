@@ -1,0 +1,194 @@
+"""Writing and reading checkpoints and resume states safely.
+
+Three upstream faults are fixed here:
+
+* writes are atomic (temporary file in the same folder, fsync, rename), so a
+  crash mid-write never leaves a truncated file under the real name;
+* our files store the config as plain containers, and every file is read with
+  ``torch.load(weights_only=True)``; upstream-format files that pickle an
+  OmegaConf config (habitat-baselines skill checkpoints) load through an
+  allow-list of config types only (upstream issue #2236: on torch >= 2.6 a plain
+  ``torch.load`` of those fails);
+* a truncated or corrupt file is reported with its path, and the resume state
+  keeps the previous good copy to fall back on.
+"""
+
+import importlib
+import logging
+import os
+import tempfile
+from typing import Any, Dict, List, Optional
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+logger = logging.getLogger(__name__)
+
+RESUME_STATE_NAME = "resume-state.pth"
+PREVIOUS_RESUME_STATE_NAME = "resume-state.prev.pth"
+
+# Modules whose dataclasses are passive config records, safe to rebuild.
+_CONFIG_MODULES = (
+    "habitat.config.default_structured_configs",
+    "habitat_baselines.config.default_structured_configs",
+)
+_SAFE_PREFIXES = ("omegaconf.", "habitat_ver.config.")
+_SAFE_NAMES = {
+    "typing.Any",
+    "typing.Dict",
+    "typing.List",
+    "typing.Optional",
+    "typing.Tuple",
+    "typing.Union",
+    "collections.defaultdict",
+    "collections.OrderedDict",
+    "builtins.dict",
+    "builtins.list",
+    "builtins.tuple",
+    "builtins.set",
+    "builtins.int",
+    "builtins.float",
+    "builtins.str",
+    "builtins.bool",
+    "builtins.NoneType",
+}
+
+
+class CorruptCheckpointError(RuntimeError):
+    """A checkpoint or resume-state file exists but cannot be read."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(
+            f"checkpoint file {path!r} is truncated or corrupt and cannot be "
+            f"loaded ({reason})"
+        )
+        self.path = path
+
+
+def atomic_torch_save(obj: Any, path: str) -> None:
+    """``torch.save`` to ``path`` so readers see the old file or the whole new one."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp_path = tempfile.mkstemp(
+        dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
+    )
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(obj, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp_path, path)
+    except BaseException:
+        if os.path.exists(tmp_path):
+            os.unlink(tmp_path)
+        raise
+    dir_fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def config_to_plain(config: DictConfig) -> Dict[str, Any]:
+    """A config as plain dicts/lists, loadable with ``weights_only=True``."""
+    return OmegaConf.to_container(config, resolve=True)
+
+
+def plain_to_config(plain: Dict[str, Any]) -> DictConfig:
+    """Inverse of :func:`config_to_plain`; read-only and struct like habitat's."""
+    config = OmegaConf.create(plain)
+    OmegaConf.set_struct(config, True)
+    OmegaConf.set_readonly(config, True)
+    return config
+
+
+def _is_safe_global(name: str) -> bool:
+    if name in _SAFE_NAMES or name.startswith(_SAFE_PREFIXES):
+        return True
+    module, _, attr = name.rpartition(".")
+    return module in _CONFIG_MODULES
+
+
+def _resolve(name: str) -> Any:
+    module, _, attr = name.rpartition(".")
+    if module == "builtins" and attr == "NoneType":
+        return type(None)
+    return getattr(importlib.import_module(module), attr)
+
+
+def _config_globals(path: str) -> List[Any]:
+    names = torch.serialization.get_unsafe_globals_in_checkpoint(path)
+    refused = [n for n in names if not _is_safe_global(n)]
+    if refused:
+        raise CorruptCheckpointError(
+            path,
+            f"it pickles objects that are not config records: {sorted(refused)}; "
+            "refusing to unpickle them",
+        )
+    return [_resolve(n) for n in names]
+
+
+def load_checkpoint_file(path: str) -> Dict[str, Any]:
+    """Load a checkpoint (ours or upstream-format) without arbitrary unpickling.
+
+    Args:
+        path: the file.
+
+    Returns:
+        The stored dict, with ``config`` (if present) as a read-only DictConfig.
+
+    Raises:
+        FileNotFoundError: no file at ``path``.
+        CorruptCheckpointError: the file is truncated, corrupt, or pickles
+            objects outside the config allow-list.
+    """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"checkpoint file {path!r} does not exist")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as plain_error:  # noqa: BLE001 - classified below
+        try:
+            safe = _config_globals(path)
+        except CorruptCheckpointError:
+            raise
+        except Exception as scan_error:  # noqa: BLE001
+            raise CorruptCheckpointError(path, str(scan_error)) from plain_error
+        try:
+            with torch.serialization.safe_globals(safe):
+                state = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as error:  # noqa: BLE001
+            raise CorruptCheckpointError(path, str(error)) from error
+    if not isinstance(state, dict):
+        raise CorruptCheckpointError(path, f"expected a dict, got {type(state)}")
+    if isinstance(state.get("config"), dict):
+        state["config"] = plain_to_config(state["config"])
+    return state
+
+
+class ResumeStateFiles:
+    """The resume state of a run: the newest copy and the previous good one."""
+
+    def __init__(self, folder: str):
+        self.path = os.path.join(folder, RESUME_STATE_NAME)
+        self.previous_path = os.path.join(folder, PREVIOUS_RESUME_STATE_NAME)
+
+    def save(self, state: Dict[str, Any]) -> None:
+        """Write ``state`` atomically, keeping the former copy as the fallback."""
+        if os.path.isfile(self.path):
+            os.replace(self.path, self.previous_path)
+        atomic_torch_save(state, self.path)
+
+    def load(self) -> Optional[Dict[str, Any]]:
+        """The newest readable resume state, or None when there is none.
+
+        A corrupt newest copy is reported (naming the file) and the previous
+        copy is used instead.
+        """
+        for path in (self.path, self.previous_path):
+            if not os.path.isfile(path):
+                continue
+            try:
+                return load_checkpoint_file(path)
+            except CorruptCheckpointError as error:
+                logger.error("%s; trying the previous resume state", error)
+        return None

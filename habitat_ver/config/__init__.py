@@ -1,0 +1,1 @@
+"""Config dataclasses (schema), their ConfigStore registration and validation."""

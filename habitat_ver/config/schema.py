@@ -1,0 +1,58 @@
+"""habitat-ver's config schema: habitat-baselines' schema plus our sections.
+
+``habitat_ver_config_base`` (group ``habitat_baselines``) extends upstream's
+``habitat_baselines_rl_config_base`` with the sections our trainers and the
+embedded environments read.  Upstream configs, which use upstream's base, still
+run with our trainers: a missing section means its defaults
+(:func:`section_or_default`).
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Type, TypeVar
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import OmegaConf
+
+from habitat_baselines.config.default_structured_configs import (
+    HabitatBaselinesRLConfig,
+)
+from habitat_ver.config.embedded_env import EmbeddedEnvConfig
+
+T = TypeVar("T")
+
+
+@dataclass
+class ProgressConfig:
+    """Console progress display of long runs (rank 0 only)."""
+
+    # Show a progress bar with steps, steps/s and reward; off for plain logs.
+    enabled: bool = True
+    # Minimum seconds between two refreshes of the bar.
+    refresh_seconds: float = 0.5
+
+
+@dataclass
+class HabitatVerBaselinesConfig(HabitatBaselinesRLConfig):
+    """Upstream's RL schema plus habitat-ver's sections."""
+
+    # Embedded (sim-free) environments: resolution, scenario mix, stragglers.
+    embedded_env: EmbeddedEnvConfig = field(default_factory=EmbeddedEnvConfig)
+    # Progress bar settings.
+    progress: ProgressConfig = field(default_factory=ProgressConfig)
+
+
+def section_or_default(config: Any, key: str, schema: Type[T]) -> T:
+    """``config.habitat_baselines.<key>``, or the schema's defaults if absent."""
+    baselines = config.habitat_baselines
+    if key in baselines:
+        return baselines[key]
+    return OmegaConf.structured(schema)
+
+
+def register_configs() -> None:
+    """Store our schema in Hydra's ConfigStore (idempotent)."""
+    ConfigStore.instance().store(
+        group="habitat_baselines",
+        name="habitat_ver_config_base",
+        node=HabitatVerBaselinesConfig,
+    )

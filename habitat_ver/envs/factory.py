@@ -1,0 +1,119 @@
+"""Vector-env factory for habitat-ver's trainers.
+
+Selected in config with
+``habitat_baselines.vector_env_factory._target_=habitat_ver.envs.factory.VerVectorEnvFactory``.
+Compared with upstream's ``HabitatVectorEnvFactory`` it
+
+* builds each environment with :func:`habitat_ver.envs.builder.build_env`,
+  which applies the embedded-env settings (scenario mix, resolution, straggler
+  wrapper) on top of habitat's own ``make_gym_from_config``;
+* splits scenes without shuffling the read-only config list in place (upstream
+  crashes with ``ReadonlyConfigError`` for any explicit list of 2+ scenes);
+* makes the worker processes import :mod:`habitat_ver` first, so that they
+  also run in sim-free mode.
+"""
+
+import multiprocessing
+import random
+from typing import Any, List, Sequence
+
+from habitat import VectorEnv, logger
+from habitat.config import read_write
+from habitat_baselines.common.env_factory import VectorEnvFactory
+
+from habitat_ver.envs.builder import build_env
+
+GYM_ENV_TASK = "GymRegistryEnv"
+
+
+def split_scenes(
+    scenes: Sequence[str], num_environments: int, seed: int
+) -> List[List[str]]:
+    """Shuffle a copy of ``scenes`` and deal them out round-robin.
+
+    With fewer scenes than environments every environment gets all scenes
+    (upstream's behaviour).  An empty list gives empty splits (gym tasks).
+    """
+    scenes = list(scenes)
+    random.Random(seed).shuffle(scenes)
+    if len(scenes) < num_environments:
+        return [list(scenes) for _ in range(num_environments)]
+    splits: List[List[str]] = [[] for _ in range(num_environments)]
+    for index, scene in enumerate(scenes):
+        splits[index % num_environments].append(scene)
+    return splits
+
+
+def _scenes_of(config: Any) -> List[str]:
+    if config.habitat.env_task == GYM_ENV_TASK:
+        return []  # gym tasks have no scenes: skip loading a dataset
+    scenes = list(config.habitat.dataset.content_scenes)
+    if "*" in scenes:
+        from habitat import make_dataset
+
+        dataset = make_dataset(config.habitat.dataset.type)
+        scenes = dataset.get_scenes_to_load(config.habitat.dataset)
+    return scenes
+
+
+def _preload_in_workers() -> None:
+    # habitat's VectorEnv uses the forkserver start method.  Importing
+    # habitat_ver in the server makes every worker enter sim-free mode before
+    # it unpickles anything from habitat (and starts workers faster).
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["habitat_ver"])
+
+
+class VerVectorEnvFactory(VectorEnvFactory):
+    """Builds habitat's ``VectorEnv`` over :func:`build_env` workers."""
+
+    def construct_envs(
+        self,
+        config: Any,
+        workers_ignore_signals: bool = False,
+        enforce_scenes_greater_eq_environments: bool = False,
+        is_first_rank: bool = True,
+    ) -> VectorEnv:
+        num_environments = config.habitat_baselines.num_environments
+        if num_environments < 1:
+            raise ValueError(
+                f"habitat_baselines.num_environments={num_environments} is not "
+                "allowed: it must be a positive integer"
+            )
+        scenes = _scenes_of(config)
+        if scenes and len(scenes) < num_environments:
+            if enforce_scenes_greater_eq_environments:
+                logger.warn(
+                    f"{len(scenes)} scenes for {num_environments} environments: "
+                    "using one environment per scene"
+                )
+                num_environments = len(scenes)
+        splits = split_scenes(scenes, num_environments, config.habitat.seed)
+        env_args = tuple(
+            (self._env_config(config, i, splits[i], is_first_rank), i)
+            for i in range(num_environments)
+        )
+        _preload_in_workers()
+        return VectorEnv(
+            make_env_fn=build_env,
+            env_fn_args=env_args,
+            workers_ignore_signals=workers_ignore_signals,
+        )
+
+    @staticmethod
+    def _env_config(
+        config: Any, env_index: int, scenes: List[str], is_first_rank: bool
+    ) -> Any:
+        env_config = config.copy()
+        with read_write(env_config):
+            task = env_config.habitat
+            task.seed = task.seed + env_index
+            dropped = [] if is_first_rank else list(task.task.rank0_measure_names)
+            if env_index != 0 or not is_first_rank:
+                dropped += list(task.task.rank0_env0_measure_names)
+            task.task.measurements = {
+                k: v for k, v in task.task.measurements.items() if k not in dropped
+            }
+            if scenes:
+                task.dataset.content_scenes = scenes
+        return env_config

@@ -1,0 +1,222 @@
+"""A small actor-critic for the embedded environments (CartPole, ViZDoom).
+
+Vector observations go through an MLP, ``rgb`` images through a three-layer
+CNN (the Atari "Nature" layout scaled to small screens); the embeddings are
+concatenated and fed to an optional recurrent core (GRU/LSTM from
+habitat-baselines, or none) and then to habitat's categorical/Gaussian head
+and critic.  It follows habitat-baselines' ``NetPolicy`` contract, so every
+trainer and the upstream evaluator use it unchanged.
+
+Config keys (all upstream's): ``rl.ppo.hidden_size`` (width of every layer),
+``rl.ddppo.rnn_type`` (``GRU``, ``LSTM`` or ``none``) and
+``rl.ddppo.num_recurrent_layers``.
+"""
+
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+
+import numpy as np
+import torch
+from gym import spaces
+from torch import nn
+
+from habitat_baselines.rl.models.rnn_state_encoder import build_rnn_state_encoder
+from habitat_baselines.rl.ppo.policy import Net, NetPolicy
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
+RNN_TYPES = ("gru", "lstm", "none")
+
+
+def _image_keys(observation_space: spaces.Dict) -> List[str]:
+    return [
+        k
+        for k, s in observation_space.spaces.items()
+        if isinstance(s, spaces.Box) and len(s.shape) == 3
+    ]
+
+
+def _vector_keys(observation_space: spaces.Dict) -> List[str]:
+    return [
+        k
+        for k, s in observation_space.spaces.items()
+        if isinstance(s, spaces.Box) and len(s.shape) == 1
+    ]
+
+
+class _SmallCNN(nn.Module):
+    """Conv 8x8/4, 4x4/2, 3x3/1 then a linear layer; input HxWxC in [0, 255]."""
+
+    def __init__(self, height: int, width: int, channels: int, out_size: int):
+        super().__init__()
+        self.conv = nn.Sequential(
+            nn.Conv2d(channels, 32, 8, stride=4),
+            nn.ReLU(inplace=True),
+            nn.Conv2d(32, 64, 4, stride=2),
+            nn.ReLU(inplace=True),
+            nn.Conv2d(64, 64, 3, stride=1),
+            nn.ReLU(inplace=True),
+            nn.Flatten(),
+        )
+        with torch.no_grad():
+            flat = self.conv(torch.zeros(1, channels, height, width)).shape[1]
+        self.fc = nn.Sequential(nn.Linear(flat, out_size), nn.ReLU(inplace=True))
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        # uint8 HWC batches from the env -> float NCHW in [0, 1], in one place.
+        x = images.permute(0, 3, 1, 2).float() / 255.0
+        return self.fc(self.conv(x))
+
+
+class CompactNet(Net):
+    """Encoder + recurrent core; see the module docstring."""
+
+    def __init__(
+        self,
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+        hidden_size: int,
+        rnn_type: str,
+        num_recurrent_layers: int,
+    ):
+        super().__init__()
+        rnn_type = rnn_type.lower()
+        if rnn_type not in RNN_TYPES:
+            raise ValueError(
+                f"habitat_baselines.rl.ddppo.rnn_type={rnn_type!r} is not "
+                f"supported by CompactPolicy; allowed: GRU, LSTM, none"
+            )
+        self._image_keys = _image_keys(observation_space)
+        self._vector_keys = _vector_keys(observation_space)
+        if not self._image_keys and not self._vector_keys:
+            raise ValueError(
+                "CompactPolicy needs at least one 1-D (vector) or 3-D (image) "
+                f"Box observation; got {observation_space}"
+            )
+        self._hidden_size = hidden_size
+        self.cnns = nn.ModuleDict(
+            {
+                k: _SmallCNN(*observation_space.spaces[k].shape, hidden_size)
+                for k in self._image_keys
+            }
+        )
+        vector_size = sum(
+            int(np.prod(observation_space.spaces[k].shape)) for k in self._vector_keys
+        )
+        self.mlp = (
+            nn.Sequential(
+                nn.Linear(vector_size, hidden_size),
+                nn.Tanh(),
+                nn.Linear(hidden_size, hidden_size),
+                nn.Tanh(),
+            )
+            if vector_size
+            else None
+        )
+        embed_size = hidden_size * (len(self._image_keys) + (1 if self.mlp else 0))
+        self._rnn_type = rnn_type
+        if rnn_type == "none":
+            self.state_encoder = None
+            self.merge = nn.Sequential(nn.Linear(embed_size, hidden_size), nn.Tanh())
+            self._num_layers = 1
+        else:
+            self.state_encoder = build_rnn_state_encoder(
+                embed_size, hidden_size, rnn_type, num_recurrent_layers
+            )
+            self.merge = None
+            self._num_layers = self.state_encoder.num_recurrent_layers
+
+    @property
+    def output_size(self) -> int:
+        return self._hidden_size
+
+    @property
+    def num_recurrent_layers(self) -> int:
+        return self._num_layers
+
+    @property
+    def recurrent_hidden_size(self) -> int:
+        return self._hidden_size
+
+    @property
+    def is_blind(self) -> bool:
+        return not self._image_keys
+
+    @property
+    def perception_embedding_size(self) -> int:
+        return self._hidden_size
+
+    @property
+    def visual_encoder(self) -> Optional[nn.Module]:
+        return None
+
+    def forward(
+        self,
+        observations: Dict[str, torch.Tensor],
+        rnn_hidden_states: torch.Tensor,
+        prev_actions: torch.Tensor,
+        masks: torch.Tensor,
+        rnn_build_seq_info: Optional[Dict[str, torch.Tensor]] = None,
+    ) -> Tuple[torch.Tensor, torch.Tensor, Dict[str, torch.Tensor]]:
+        parts = [self.cnns[k](observations[k]) for k in self._image_keys]
+        if self.mlp is not None:
+            vectors = torch.cat(
+                [observations[k].float().flatten(1) for k in self._vector_keys], 1
+            )
+            parts.append(self.mlp(vectors))
+        embedding = torch.cat(parts, 1)
+        if self.state_encoder is None:
+            # Feed-forward: the recurrent state is carried through untouched.
+            return self.merge(embedding), rnn_hidden_states, {}
+        features, rnn_hidden_states = self.state_encoder(
+            embedding, rnn_hidden_states, masks, rnn_build_seq_info
+        )
+        return features, rnn_hidden_states, {}
+
+
+class CompactPolicy(NetPolicy):
+    """habitat-baselines policy wrapping :class:`CompactNet`."""
+
+    def __init__(
+        self,
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+        hidden_size: int = 64,
+        rnn_type: str = "none",
+        num_recurrent_layers: int = 1,
+        policy_config: "Optional[DictConfig]" = None,
+        **kwargs,
+    ):
+        super().__init__(
+            CompactNet(
+                observation_space,
+                action_space,
+                hidden_size,
+                rnn_type,
+                num_recurrent_layers,
+            ),
+            action_space=action_space,
+            policy_config=policy_config,
+        )
+
+    @classmethod
+    def from_config(
+        cls,
+        config: "DictConfig",
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+        agent_name: Optional[str] = None,
+        **kwargs,
+    ) -> "CompactPolicy":
+        policies = config.habitat_baselines.rl.policy
+        policy_config = policies[agent_name] if agent_name in policies else None
+        if policy_config is None and len(policies) == 1:
+            policy_config = next(iter(policies.values()))
+        return cls(
+            observation_space=observation_space,
+            action_space=action_space,
+            hidden_size=config.habitat_baselines.rl.ppo.hidden_size,
+            rnn_type=config.habitat_baselines.rl.ddppo.rnn_type,
+            num_recurrent_layers=config.habitat_baselines.rl.ddppo.num_recurrent_layers,
+            policy_config=policy_config,
+        )

@@ -1,0 +1,79 @@
+"""Every name habitat-ver puts into habitat's registries, in one place.
+
+Ours replace upstream's ``ddppo`` and ``ver`` trainers (the product asks for
+those names); upstream's classes stay reachable as ``upstream_ddppo`` and
+``upstream_ver`` so one install can run both side by side.  Any other attempt
+to overwrite an existing registry name is refused with an error.
+"""
+
+from typing import Any, Dict
+
+_DONE = False
+
+# Trainer names we deliberately take over, and where upstream's class moves.
+REPLACED_TRAINERS = {"ddppo": "upstream_ddppo", "ver": "upstream_ver"}
+
+
+class RegistryConflictError(RuntimeError):
+    """Raised when a registration would silently replace someone else's class."""
+
+
+def _register(table: Dict[str, Any], kind: str, name: str, cls: Any) -> None:
+    existing = table.get(name)
+    if existing is not None and existing is not cls:
+        raise RegistryConflictError(
+            f"{kind} name {name!r} is already registered to "
+            f"{existing.__module__}.{existing.__qualname__}; habitat-ver refuses "
+            f"to overwrite it with {cls.__module__}.{cls.__qualname__}. "
+            f"Only the trainers {sorted(REPLACED_TRAINERS)} are replaced."
+        )
+    table[name] = cls
+
+
+def _replace_trainer(name: str, cls: Any) -> None:
+    from habitat_baselines.common.baseline_registry import baseline_registry
+
+    trainers = baseline_registry.mapping["trainer"]
+    upstream = trainers.get(name)
+    if upstream is not None and upstream is not cls:
+        _register(trainers, "trainer", REPLACED_TRAINERS[name], upstream)
+    trainers[name] = cls
+
+
+def register_all() -> None:
+    """Register our classes.  Idempotent; called by ``import habitat_ver``."""
+    global _DONE
+    if _DONE:
+        return
+    import habitat  # noqa: F401  (after sim-free mode is decided)
+    import habitat_baselines  # noqa: F401  (upstream registers its classes)
+    from habitat_baselines.common.baseline_registry import baseline_registry
+
+    from habitat_ver.compat import sim_free
+
+    if sim_free.is_active():
+        sim_free.guard_simulator_entry_points()
+
+    import habitat_ver.envs  # noqa: F401  (gym ids)
+    from habitat_ver.trainers.ddppo import DDPPOTrainer
+
+    _replace_trainer("ddppo", DDPPOTrainer)
+    mapping = baseline_registry.mapping
+    for kind, name, cls in _registrations():
+        _register(mapping[kind], kind, name, cls)
+    _DONE = True
+
+
+def _registrations():
+    """(registry kind, name, class) for everything except replaced trainers."""
+    from habitat_ver.storage.rollout_storage import LockstepRolloutStorage
+    from habitat_ver.updaters.ddppo import DDPPOUpdater
+    from habitat_ver.updaters.ppo import PPOUpdater
+    from habitat_ver.policies.mlp_policy import MLPPolicy
+
+    return [
+        ("storage", "LockstepRolloutStorage", LockstepRolloutStorage),
+        ("updater", "PPOUpdater", PPOUpdater),
+        ("updater", "DDPPOUpdater", DDPPOUpdater),
+        ("policy", "MLPPolicy", MLPPolicy),
+    ]

@@ -1,0 +1,80 @@
+"""Lock-step rollout storage for the DD-PPO (SyncOnRL) trainer.
+
+Upstream's :class:`RolloutStorage` keeps its GAE loop inline in
+``compute_returns``; this subclass keeps every buffer, constructor argument
+and method of upstream and only routes the return computation through the
+tested pure functions in :mod:`habitat_ver.algo.gae`.
+"""
+
+from habitat_baselines.common.rollout_storage import RolloutStorage
+from habitat_baselines.utils.timing import g_timer
+from torch import Tensor
+
+from habitat_ver.algo.gae import (
+    compute_discounted_returns,
+    compute_gae,
+    dones_from_next_masks,
+)
+
+__all__ = ["LockstepRolloutStorage"]
+
+
+class LockstepRolloutStorage(RolloutStorage):
+    """habitat's ``RolloutStorage`` with returns computed by ``algo.gae``.
+
+    The constructor is upstream's, unchanged::
+
+        LockstepRolloutStorage(numsteps, num_envs, observation_space,
+                               action_space, actor_critic,
+                               is_double_buffered=False)
+
+    Buffers are time-major ``[numsteps + 1, num_envs, ...]`` in habitat's
+    layout: ``masks[t + 1]`` (not done) describes step ``t``. In the
+    double-buffered layout each half of the envs advances its own step index,
+    but returns are only computed once both halves stand at the same index
+    (upstream's ``current_rollout_step_idx`` asserts it).
+    """
+
+    @g_timer.avg_time("rollout_storage.compute_returns", level=1)
+    def compute_returns(
+        self, next_value: Tensor, use_gae: bool, gamma: float, tau: float
+    ) -> None:
+        """Fills ``buffers["returns"][:T]`` for the ``T`` steps collected.
+
+        Args:
+            next_value: critic's value of the observation after the last
+                stored step.
+            use_gae: GAE(gamma, tau) if True, else plain discounted returns
+                bootstrapped with ``next_value``.
+            gamma: discount factor.
+            tau: habitat's name for GAE's lambda.
+
+        Shapes:
+            next_value: ``[num_envs, 1]``
+        """
+        num_steps = self.current_rollout_step_idx
+        rewards = self.buffers["rewards"][:num_steps]
+        dones = dones_from_next_masks(self.buffers["masks"], num_steps)
+        if use_gae:
+            # Upstream stores next_value in slot T as a side effect; PPO's
+            # get_advantages reads the whole buffer (slot T included) when it
+            # normalises advantages, so we keep the side effect to stay
+            # identical to upstream.
+            self.buffers["value_preds"][num_steps] = next_value
+            _, returns = compute_gae(
+                rewards,
+                self.buffers["value_preds"][:num_steps],
+                dones,
+                # Read back from the buffer: it casts next_value to the
+                # buffer's dtype, as upstream's loop sees it.
+                self.buffers["value_preds"][num_steps],
+                gamma=gamma,
+                gae_lambda=tau,  # habitat's `tau` is GAE's lambda
+            )
+        else:
+            # Same upstream side effect as above, on the returns buffer.
+            self.buffers["returns"][num_steps] = next_value
+            returns = compute_discounted_returns(
+                rewards, dones, self.buffers["returns"][num_steps], gamma=gamma
+            )
+        self.buffers["returns"][:num_steps] = returns

@@ -1,0 +1,276 @@
+"""The ``ddppo`` trainer: SyncOnRL with DD-PPO's straggler preemption.
+
+All environments step in lock-step for T steps, then PPO learns on the
+rollout; with several ranks (``torchrun``) gradients are averaged (upstream's
+``DecentralizedDistributedMixin``) and ranks that straggle stop collecting early
+(:mod:`habitat_ver.distributed.preemption`).
+
+Upstream's ``PPOTrainer`` provides the pieces reused here: env and agent set-up
+(``_init_train``), stepping (``_compute_actions_and_step_envs``,
+``_collect_environment_result``), learning (``_update_agent``), statistics and
+TensorBoard logging, and evaluation.  This class owns the loop around them so
+that resume states are written atomically and read safely, preemption runs
+through our per-update rollout tracker, and long runs show progress.
+"""
+
+import contextlib
+import time
+from collections import deque
+from typing import Any, Dict, List, Optional
+
+import torch
+from habitat import logger
+from habitat_baselines.common.tensorboard_utils import get_writer
+from habitat_baselines.rl.ddppo.ddp_utils import EXIT, rank0_only, requeue_job
+from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer
+
+from habitat_ver.common.checkpoint import (
+    ResumeStateFiles,
+    atomic_torch_save,
+    config_to_plain,
+    load_checkpoint_file,
+)
+from habitat_ver.config.schema import ProgressConfig, section_or_default
+from habitat_ver.config.validate import validate
+from habitat_ver.distributed.preemption import RolloutTracker
+from habitat_ver.trainers.progress import RunProgress, RunSummary
+
+
+class DDPPOTrainer(PPOTrainer):
+    """SyncOnRL + DD-PPO, registered as ``ddppo``."""
+
+    def __init__(self, config: Any = None):
+        validate(config)
+        super().__init__(config)
+        self._rollout_tracker: Optional[RolloutTracker] = None
+        # Steps each rollout of this rank collected (short ones were preempted).
+        self.rollout_lengths: List[int] = []
+        self._prev_time = 0.0
+        self._count_checkpoints = 0
+        self._run_id: Optional[str] = None
+        self.last_summary: Optional[RunSummary] = None
+
+    # ----------------------------------------------------------------- hooks
+    def should_end_early(self, rollout_step: int) -> bool:
+        """Upstream's preemption hook, answered by our rollout tracker."""
+        if self._rollout_tracker is None:
+            return False
+        return self._rollout_tracker.should_preempt(
+            self.num_updates_done, rollout_step, self._ppo_cfg.num_steps
+        )
+
+    @rank0_only
+    def save_checkpoint(self, file_name: str, extra_state: Optional[Dict] = None) -> None:
+        """Write ``file_name`` and ``latest.pth`` atomically, config as plain data."""
+        checkpoint = {
+            **self._agent.get_save_state(),
+            "config": config_to_plain(self.config),
+        }
+        if extra_state is not None:
+            checkpoint["extra_state"] = extra_state
+        folder = self.config.habitat_baselines.checkpoint_folder
+        atomic_torch_save(checkpoint, f"{folder}/{file_name}")
+        atomic_torch_save(checkpoint, f"{folder}/latest.pth")
+
+    def load_checkpoint(self, checkpoint_path: str, *args: Any, **kwargs: Any) -> Dict:
+        """Safe load of our checkpoints and of upstream-format ones."""
+        return load_checkpoint_file(checkpoint_path)
+
+    # ----------------------------------------------------------- resume state
+    def _resume_files(self) -> ResumeStateFiles:
+        return ResumeStateFiles(self.config.habitat_baselines.checkpoint_folder)
+
+    @rank0_only
+    def _save_resume_state(self) -> None:
+        stats = dict(
+            count_checkpoints=self._count_checkpoints,
+            num_steps_done=self.num_steps_done,
+            num_updates_done=self.num_updates_done,
+            _last_checkpoint_percent=self._last_checkpoint_percent,
+            prev_time=(time.time() - self.t_start) + self._prev_time,
+            running_episode_stats=dict(self.running_episode_stats),
+            # deques are not loadable with weights_only: store lists.
+            window_episode_stats={k: list(v) for k, v in self.window_episode_stats.items()},
+            run_id=self._run_id,
+            rollout_lengths=list(self.rollout_lengths),
+        )
+        self._resume_files().save(
+            dict(
+                **self._agent.get_resume_state(),
+                config=config_to_plain(self.config),
+                requeue_stats=stats,
+            )
+        )
+
+    def _restore(self, resume_state: Dict[str, Any]) -> None:
+        self._agent.load_state_dict(resume_state)
+        stats = resume_state["requeue_stats"]
+        self.num_steps_done = stats["num_steps_done"]
+        self.num_updates_done = stats["num_updates_done"]
+        self._last_checkpoint_percent = stats["_last_checkpoint_percent"]
+        self._count_checkpoints = stats["count_checkpoints"]
+        self._prev_time = stats["prev_time"]
+        self._run_id = stats.get("run_id")
+        self.rollout_lengths = list(stats.get("rollout_lengths", []))
+        self.running_episode_stats = stats["running_episode_stats"]
+        window = self._ppo_cfg.reward_window_size
+        for key, values in stats["window_episode_stats"].items():
+            self.window_episode_stats[key] = deque(values, maxlen=window)
+        logger.info(
+            f"Resumed from step {self.num_steps_done} "
+            f"(update {self.num_updates_done})"
+        )
+
+    # ------------------------------------------------------------- the loop
+    def _init_preemption(self) -> None:
+        if not self._is_distributed:
+            return
+        self._rollout_tracker = RolloutTracker(
+            self.num_rollouts_done_store,
+            torch.distributed.get_world_size(),
+            self.config.habitat_baselines.rl.ddppo.sync_frac,
+            self.SHORT_ROLLOUT_THRESHOLD,
+        )
+
+    def _collect_rollout(self) -> int:
+        """Step every env T times (fewer if preempted); returns steps collected."""
+        self._agent.eval()
+        steps = 0
+        nbuffers = self._agent.nbuffers
+        for buffer_index in range(nbuffers):
+            self._compute_actions_and_step_envs(buffer_index)
+        for step in range(self._ppo_cfg.num_steps):
+            last = self.should_end_early(step + 1) or step + 1 == self._ppo_cfg.num_steps
+            for buffer_index in range(nbuffers):
+                steps += self._collect_environment_result(buffer_index)
+                if not last:
+                    self._compute_actions_and_step_envs(buffer_index)
+            if last:
+                self.rollout_lengths.append(step + 1)
+                break
+        if self._rollout_tracker is not None:
+            self._rollout_tracker.mark_done(self.num_updates_done)
+        return steps
+
+    def _learn(self, steps: int) -> Dict[str, float]:
+        losses = self._update_agent()
+        if self._rollout_tracker is not None and rank0_only() and self.num_updates_done > 1:
+            # Every rank passed update u-1's all-reduce before rank 0 got here.
+            self._rollout_tracker.forget(self.num_updates_done - 2)
+        self.num_updates_done += 1
+        return self._coalesce_post_step(losses, steps)
+
+    def _maybe_checkpoint(self) -> None:
+        if rank0_only() and self.should_checkpoint():
+            self.save_checkpoint(
+                f"ckpt.{self._count_checkpoints}.pth",
+                dict(
+                    step=self.num_steps_done,
+                    wall_time=(time.time() - self.t_start) + self._prev_time,
+                ),
+            )
+            self._count_checkpoints += 1
+
+    def window_reward(self) -> Optional[float]:
+        """Mean return of the episodes finished within the reward window."""
+        rewards = self.window_episode_stats.get("reward")
+        counts = self.window_episode_stats.get("count")
+        if not rewards or not counts:
+            return None
+        if len(rewards) > 1:
+            reward = (rewards[-1] - rewards[0]).sum().item()
+            count = (counts[-1] - counts[0]).sum().item()
+        else:
+            reward, count = rewards[0].sum().item(), counts[0].sum().item()
+        return reward / count if count > 0 else None
+
+    def _progress_position(self) -> float:
+        if self.config.habitat_baselines.total_num_steps != -1:
+            return self.num_steps_done
+        return self.num_updates_done
+
+    def _make_progress(self) -> RunProgress:
+        settings = section_or_default(self.config, "progress", ProgressConfig)
+        by_steps = self.config.habitat_baselines.total_num_steps != -1
+        total = (
+            self.config.habitat_baselines.total_num_steps
+            if by_steps
+            else self.config.habitat_baselines.num_updates
+        )
+        return RunProgress(
+            total=total,
+            unit="step" if by_steps else "update",
+            initial=self._progress_position(),
+            enabled=bool(settings.enabled) and rank0_only(),
+            refresh_seconds=settings.refresh_seconds,
+        )
+
+    def _sps(self) -> float:
+        elapsed = (time.time() - self.t_start) + self._prev_time
+        return self.num_steps_done / max(elapsed, 1e-9)
+
+    def train(self) -> None:
+        """Train until the step/update budget is spent (or a stop signal)."""
+        resume_state = self._resume_files().load()
+        self._init_train(resume_state)
+        self._init_preemption()
+        if self._is_distributed:
+            torch.distributed.barrier()
+        if resume_state is not None:
+            self._restore(resume_state)
+        stopped = False
+        writer_context = (
+            get_writer(
+                self.config,
+                resume_run_id=self._run_id,
+                flush_secs=self.flush_secs,
+                purge_step=int(self.num_steps_done),
+            )
+            if rank0_only()
+            else contextlib.nullcontext()
+        )
+        progress = self._make_progress()
+        try:
+            with writer_context as writer:
+                if writer is not None:
+                    self._run_id = writer.get_run_id()
+                stopped = self._train_loop(writer, progress)
+        finally:
+            progress.close()
+            self.envs.close()
+        self._finish(stopped)
+
+    def _train_loop(self, writer: Any, progress: RunProgress) -> bool:
+        """Returns True when a stop signal ended the run early."""
+        while not self.is_done():
+            self._agent.pre_rollout()
+            if self._should_save_resume_state():
+                self._save_resume_state()
+            if EXIT.is_set():
+                self._save_resume_state()
+                requeue_job()
+                return True
+            steps = self._collect_rollout()
+            losses = self._learn(steps)
+            self._training_log(writer, losses, self._prev_time)
+            self._maybe_checkpoint()
+            progress.update(self._progress_position(), self._sps(), self.window_reward())
+        self._save_resume_state()
+        return False
+
+    def _finish(self, stopped: bool) -> None:
+        if not rank0_only():
+            return
+        baselines = self.config.habitat_baselines
+        self.last_summary = RunSummary(
+            steps=int(self.num_steps_done),
+            updates=int(self.num_updates_done),
+            seconds=(time.time() - self.t_start) + self._prev_time,
+            mean_sps=self._sps(),
+            final_reward=self.window_reward(),
+            checkpoint_folder=baselines.checkpoint_folder,
+            tensorboard_dir=baselines.tensorboard_dir,
+            log_file=baselines.log_file,
+            stopped_early=stopped,
+        )
+        print(self.last_summary.render(), flush=True)

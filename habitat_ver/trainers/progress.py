@@ -1,0 +1,85 @@
+"""Console progress of a training run: a bar while it runs, a summary at the end.
+
+Only rank 0 shows anything.  The bar counts environment steps towards
+``total_num_steps`` (or updates towards ``num_updates``) and shows steps/s and
+the windowed mean episode reward.
+"""
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from tqdm import tqdm
+
+
+@dataclass
+class RunSummary:
+    """What a finished (or stopped) run reports."""
+
+    steps: int
+    updates: int
+    seconds: float
+    mean_sps: float
+    final_reward: Optional[float]
+    checkpoint_folder: str
+    tensorboard_dir: str
+    log_file: str
+    stopped_early: bool = False
+    notes: List[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        reward = "n/a" if self.final_reward is None else f"{self.final_reward:.3f}"
+        status = "stopped before its budget" if self.stopped_early else "finished"
+        lines = [
+            f"Training {status}: {self.steps} steps in {self.updates} updates, "
+            f"{self.seconds:.1f} s",
+            f"  mean steps/s : {self.mean_sps:.1f}",
+            f"  final reward : {reward} (mean episode return over the reward window)",
+            f"  checkpoints  : {self.checkpoint_folder}",
+            f"  tensorboard  : {self.tensorboard_dir}",
+            f"  log file     : {self.log_file}",
+        ]
+        lines += [f"  {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+class RunProgress:
+    """A tqdm bar over environment steps (or updates)."""
+
+    def __init__(
+        self,
+        total: float,
+        unit: str,
+        initial: float,
+        enabled: bool,
+        refresh_seconds: float,
+    ):
+        self._bar = None
+        if enabled:
+            self._bar = tqdm(
+                total=int(total),
+                initial=int(initial),
+                unit=unit,
+                unit_scale=True,
+                dynamic_ncols=True,
+                mininterval=refresh_seconds,
+                file=sys.stderr,
+            )
+        self._position = initial
+        self._start = time.monotonic()
+
+    def update(self, position: float, sps: float, reward: Optional[float]) -> None:
+        if self._bar is None:
+            return
+        self._bar.update(int(position) - int(self._position))
+        self._position = position
+        postfix = {"sps": f"{sps:.0f}"}
+        if reward is not None:
+            postfix["reward"] = f"{reward:.2f}"
+        self._bar.set_postfix(postfix, refresh=False)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

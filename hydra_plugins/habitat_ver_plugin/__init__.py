@@ -1,0 +1,23 @@
+"""Hydra search-path plugin: makes habitat-ver's configs and classes visible.
+
+Hydra scans the ``hydra_plugins`` namespace package of every installed
+distribution.  Finding this plugin appends habitat-ver's config tree to the
+search path and imports :mod:`habitat_ver`, which registers our trainers,
+storages and policies with habitat-baselines' registry.  So
+``python -m habitat_baselines.run --config-name=rearrange/ver_pick`` works with
+no code change once the package is installed.
+"""
+
+from hydra.core.config_search_path import ConfigSearchPath
+from hydra.plugins.search_path_plugin import SearchPathPlugin
+
+CONFIG_SEARCH_PATH = "pkg://habitat_ver_configs/habitat_baselines"
+
+
+class HabitatVerSearchPathPlugin(SearchPathPlugin):
+    """Adds ``habitat_ver_configs/habitat_baselines`` to Hydra's search path."""
+
+    def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
+        import habitat_ver  # noqa: F401  (registration happens at import)
+
+        search_path.append(provider="habitat_ver", path=CONFIG_SEARCH_PATH)
