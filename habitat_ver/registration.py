@@ -55,13 +55,25 @@ def register_all() -> None:
         sim_free.guard_simulator_entry_points()
 
     import habitat_ver.envs  # noqa: F401  (gym ids)
+    from habitat_ver.config.schema import register_configs
     from habitat_ver.trainers.ddppo import DDPPOTrainer
 
     _replace_trainer("ddppo", DDPPOTrainer)
     mapping = baseline_registry.mapping
     for kind, name, cls in _registrations():
         _register(mapping[kind], kind, name, cls)
+    _register_habitat_classes()
+    register_configs()
     _DONE = True
+
+
+def _register_habitat_classes() -> None:
+    """Classes that go into habitat-lab's own registry (not baselines')."""
+    from habitat.core.registry import registry
+
+    from habitat_ver.envs.no_episodes import DATASET_NAME, NoEpisodesDataset
+
+    _register(registry.mapping["dataset"], "dataset", DATASET_NAME, NoEpisodesDataset)
 
 
 def _registrations():
@@ -69,11 +81,11 @@ def _registrations():
     from habitat_ver.storage.rollout_storage import LockstepRolloutStorage
     from habitat_ver.updaters.ddppo import DDPPOUpdater
     from habitat_ver.updaters.ppo import PPOUpdater
-    from habitat_ver.policies.mlp_policy import MLPPolicy
+    from habitat_ver.policies.compact_policy import CompactPolicy
 
     return [
         ("storage", "LockstepRolloutStorage", LockstepRolloutStorage),
         ("updater", "PPOUpdater", PPOUpdater),
         ("updater", "DDPPOUpdater", DDPPOUpdater),
-        ("policy", "MLPPolicy", MLPPolicy),
+        ("policy", "CompactPolicy", CompactPolicy),
     ]

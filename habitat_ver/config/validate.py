@@ -46,8 +46,8 @@ def validate_gym_id(config: Any) -> None:
             ) from error
     ids = [config.habitat.env_task_gym_id]
     embedded = config.habitat_baselines.get("embedded_env")
-    if embedded is not None and len(embedded.scenario_mix) > 0:
-        ids = list(embedded.scenario_mix)
+    if embedded is not None and len(embedded.scenarios) > 0:
+        ids = list(embedded.scenarios)
     known = set(registry.env_specs)
     ours = sorted(k for k in known if k.startswith("habitat_ver/"))
     for gym_id in ids:

@@ -15,7 +15,6 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 from habitat_baselines.rl.ppo.ppo import PPO
-from habitat_baselines.rl.ver.ver_rollout_storage import VERRolloutStorage
 from habitat_baselines.utils.common import (
     LagrangeInequalityCoefficient,
     inference_mode,
@@ -249,7 +248,9 @@ class PPOUpdater(PPO):
                 m[f"aux_{name}_{k}"].append(v.detach())
         if "is_stale" in batch:
             m["fraction_stale"].append(batch["is_stale"].float().mean())
-        if isinstance(rollouts, VERRolloutStorage):
+        if "policy_version" in batch:
+            # Storages that stamp each step with the policy version that
+            # acted (VER's) get the lag reported as upstream does.
             record_min_mean_max(
                 (rollouts.current_policy_version - batch["policy_version"])
                 .float(),

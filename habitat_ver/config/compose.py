@@ -1,0 +1,48 @@
+"""Compose habitat-ver configs from Python, as the command line does.
+
+``get_config("gym/ddppo_cartpole")`` gives the same config as
+``python -m habitat_ver.run --config-name=gym/ddppo_cartpole``: the search
+path holds habitat-lab's configs, habitat-baselines' structured configs and our
+tree (wherever the package is installed).
+"""
+
+from pathlib import Path
+from typing import Any, List, Optional, Sequence
+
+import habitat_ver  # noqa: F401  (sim-free mode + registration)
+
+from habitat.config.default import patch_config
+from habitat.config.default_structured_configs import register_hydra_plugin
+from habitat_baselines.config.default_structured_configs import (
+    HabitatBaselinesConfigPlugin,
+)
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+
+from hydra_plugins.habitat_ver_plugin import HabitatVerSearchPathPlugin
+
+
+def config_root() -> Path:
+    """The ``habitat_baselines`` folder of our config tree, as installed."""
+    import habitat_ver_configs
+
+    return Path(next(iter(habitat_ver_configs.__path__))) / "habitat_baselines"
+
+
+def config_names() -> List[str]:
+    """Every config of our tree, as ``--config-name`` values (no ``.yaml``)."""
+    root = config_root()
+    return sorted(
+        str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.yaml")
+    )
+
+
+def get_config(name: str, overrides: Optional[Sequence[str]] = None) -> Any:
+    """Compose and patch config ``name`` with Hydra ``overrides``."""
+    register_hydra_plugin(HabitatBaselinesConfigPlugin)
+    register_hydra_plugin(HabitatVerSearchPathPlugin)
+    name = name[: -len(".yaml")] if name.endswith(".yaml") else name
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(version_base=None, config_dir=str(config_root())):
+        config = compose(config_name=name, overrides=list(overrides or []))
+    return patch_config(config)

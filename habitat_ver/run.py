@@ -1,0 +1,113 @@
+"""``python -m habitat_ver.run``: habitat_baselines.run's command line, plus
+clear errors.
+
+The command line is exactly upstream's (``--config-name=...``, Hydra
+overrides, ``habitat_baselines.evaluate=True``); the difference is that
+importing :mod:`habitat_ver` first enables sim-free mode and registers our
+trainers, and that a config habitat-ver cannot run ends the process with one
+line on stderr and exit status 2 instead of a traceback.
+"""
+
+import random
+import sys
+from typing import Any, Optional, Sequence
+
+import habitat_ver  # noqa: F401  (sim-free mode + registration, before habitat)
+
+import hydra
+import numpy as np
+import torch
+from habitat.config.default import patch_config
+from habitat.config.default_structured_configs import register_hydra_plugin
+from habitat_baselines.common.baseline_registry import baseline_registry
+from habitat_baselines.config.default_structured_configs import (
+    HabitatBaselinesConfigPlugin,
+)
+from omegaconf.errors import OmegaConfBaseException
+
+from habitat_ver.common.checkpoint import CorruptCheckpointError
+from habitat_ver.compat.sim_free import HabitatSimRequiredError
+from habitat_ver.config.validate import ConfigError
+from hydra_plugins.habitat_ver_plugin import HabitatVerSearchPathPlugin
+
+# Errors that mean "this run cannot start as configured": reported in one line.
+USER_ERRORS = (
+    ConfigError,
+    HabitatSimRequiredError,
+    CorruptCheckpointError,
+    FileNotFoundError,
+    OmegaConfBaseException,
+)
+USAGE_EXIT_CODE = 2
+
+
+class UnknownTrainerError(ConfigError):
+    """``habitat_baselines.trainer_name`` names no registered trainer."""
+
+
+def get_trainer_class(name: str) -> Any:
+    """The trainer class registered as ``name``, or a clear error."""
+    trainer = baseline_registry.get_trainer(name)
+    if trainer is None:
+        known = sorted(baseline_registry.mapping["trainer"])
+        raise UnknownTrainerError(
+            f"habitat_baselines.trainer_name={name!r} is not allowed: "
+            f"registered trainers are {known}"
+        )
+    return trainer
+
+
+def execute_exp(config: Any, run_type: str) -> Any:
+    """Seed, build the trainer and train or evaluate (upstream's contract).
+
+    Returns:
+        The trainer, so callers (tests, notebooks) can inspect the run.
+    """
+    random.seed(config.habitat.seed)
+    np.random.seed(config.habitat.seed)
+    torch.manual_seed(config.habitat.seed)
+    if config.habitat_baselines.force_torch_single_threaded and torch.cuda.is_available():
+        torch.set_num_threads(1)
+    trainer = get_trainer_class(config.habitat_baselines.trainer_name)(config)
+    if run_type == "train":
+        trainer.train()
+    else:
+        trainer.eval()
+    return trainer
+
+
+def _fail(error: BaseException) -> None:
+    print(f"habitat_ver.run: error: {error}", file=sys.stderr)
+    sys.exit(USAGE_EXIT_CODE)
+
+
+@hydra.main(version_base=None, config_path=None, config_name=None)
+def _hydra_main(cfg: Any) -> None:
+    # Hydra reports exceptions raised in here itself (traceback, exit 1);
+    # configuration mistakes are caught first and reported in one line.
+    try:
+        cfg = patch_config(cfg)
+        execute_exp(cfg, "eval" if cfg.habitat_baselines.evaluate else "train")
+    except USER_ERRORS as error:
+        _fail(error)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    """Entry point of ``python -m habitat_ver.run`` and ``habitat-ver-run``."""
+    if argv is not None:
+        sys.argv = [sys.argv[0], *argv]
+    named = any(a.startswith(("--config-name", "-cn")) for a in sys.argv[1:])
+    if not named and not {"--help", "-h", "--info"} & set(sys.argv[1:]):
+        _fail(
+            ValueError(
+                "--config-name=<config> is required, e.g. "
+                "--config-name=doom/ddppo_my_way_home"
+            )
+        )
+    register_hydra_plugin(HabitatBaselinesConfigPlugin)
+    register_hydra_plugin(HabitatVerSearchPathPlugin)
+    _hydra_main()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Atomic writes, safe loads, corrupt-file fallback, upstream-format files."""
+
+import os
+
+import pytest
+import torch
+from omegaconf import OmegaConf
+
+import habitat_ver  # noqa: F401  (sim-free mode before habitat)
+from habitat.config.default_structured_configs import HabitatConfig
+from habitat_ver.common.checkpoint import (
+    CorruptCheckpointError,
+    ResumeStateFiles,
+    atomic_torch_save,
+    config_to_plain,
+    load_checkpoint_file,
+)
+
+
+def _state(step: int):
+    config = OmegaConf.create({"habitat_baselines": {"num_environments": 4}})
+    return {"state_dict": {"w": torch.full((3,), float(step))},
+            "config": config_to_plain(config), "step": step}
+
+
+def test_round_trip_restores_tensors_and_config(tmp_path):
+    path = tmp_path / "ckpt.0.pth"
+    atomic_torch_save(_state(7), str(path))
+    loaded = load_checkpoint_file(str(path))
+    assert torch.equal(loaded["state_dict"]["w"], torch.full((3,), 7.0))
+    assert loaded["config"].habitat_baselines.num_environments == 4
+    assert OmegaConf.is_readonly(loaded["config"])
+    assert loaded["step"] == 7
+
+
+def test_failed_write_keeps_old_file_and_leaves_no_temp(tmp_path):
+    path = tmp_path / "ckpt.pth"
+    atomic_torch_save(_state(1), str(path))
+
+    class Unpicklable:
+        def __reduce__(self):
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        atomic_torch_save({"bad": Unpicklable()}, str(path))
+    assert load_checkpoint_file(str(path))["step"] == 1
+    assert sorted(os.listdir(tmp_path)) == ["ckpt.pth"]
+
+
+def test_truncated_file_is_reported_with_its_path(tmp_path):
+    path = tmp_path / "ckpt.pth"
+    atomic_torch_save(_state(1), str(path))
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(CorruptCheckpointError, match="ckpt.pth"):
+        load_checkpoint_file(str(path))
+
+
+def test_missing_file_names_the_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.pth"):
+        load_checkpoint_file(str(tmp_path / "nope.pth"))
+
+
+def test_upstream_format_with_structured_config_loads(tmp_path):
+    # habitat-baselines pickles the DictConfig itself, structured dataclasses
+    # included; torch >= 2.6 refuses that with a plain torch.load.
+    config = OmegaConf.structured(HabitatConfig)
+    path = tmp_path / "upstream.pth"
+    torch.save({"state_dict": {"w": torch.ones(2)}, "config": config}, str(path))
+    with pytest.raises(Exception):
+        torch.load(str(path), weights_only=True)
+    loaded = load_checkpoint_file(str(path))
+    assert loaded["config"].seed == config.seed
+    assert torch.equal(loaded["state_dict"]["w"], torch.ones(2))
+
+
+def test_arbitrary_pickled_objects_are_refused(tmp_path):
+    path = tmp_path / "evil.pth"
+    torch.save({"obj": os.path.join}, str(path))  # a function, not data
+    with pytest.raises(CorruptCheckpointError, match="not config records"):
+        load_checkpoint_file(str(path))
+
+
+def test_resume_state_falls_back_to_previous_good_copy(tmp_path):
+    files = ResumeStateFiles(str(tmp_path))
+    assert files.load() is None
+    files.save(_state(1))
+    files.save(_state(2))
+    assert files.load()["step"] == 2
+    with open(files.path, "r+b") as f:
+        f.truncate(10)
+    assert files.load()["step"] == 1

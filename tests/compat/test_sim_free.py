@@ -1,0 +1,81 @@
+"""Sim-free mode: decided by importability; simulator paths fail clearly."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import habitat_ver
+from habitat_ver.compat import sim_free
+
+SIM_FREE_FILE = Path(sim_free.__file__)
+
+
+def _run(code: str, extra_path: str = "") -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if extra_path:
+        env["PYTHONPATH"] = extra_path + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+
+
+LOAD_MODULE_ONLY = f"""
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("sf", {str(SIM_FREE_FILE)!r})
+sf = importlib.util.module_from_spec(spec); spec.loader.exec_module(sf)
+print(sf.activate(), sf.is_active(), sf.habitat_sim_available())
+"""
+
+
+def test_activates_when_habitat_sim_is_missing():
+    out = _run(LOAD_MODULE_ONLY)
+    assert out.stdout.split() == ["True", "True", "False"], out.stderr
+
+
+def test_stays_off_when_habitat_sim_is_importable(tmp_path):
+    # A package named habitat_sim on the path is all it takes: the switch
+    # looks at importability only, nothing else about the machine.
+    (tmp_path / "habitat_sim").mkdir()
+    (tmp_path / "habitat_sim" / "__init__.py").write_text("")
+    out = _run(LOAD_MODULE_ONLY, extra_path=str(tmp_path))
+    assert out.stdout.split() == ["False", "False", "True"], out.stderr
+
+
+def test_this_process_runs_sim_free():
+    assert sim_free.is_active() and not sim_free.habitat_sim_available()
+
+
+@pytest.mark.parametrize("simulator", ["Sim-v0", "RearrangeSim-v0"])
+def test_simulator_registry_refuses_with_install_hint(simulator):
+    from habitat.core.registry import registry
+
+    make = registry.get_simulator(simulator)
+    with pytest.raises(sim_free.HabitatSimRequiredError, match="conda install habitat-sim"):
+        make(config=None)
+
+
+def test_habitat_make_sim_refuses():
+    from habitat.sims import make_sim
+
+    with pytest.raises(sim_free.HabitatSimRequiredError, match=r"habitat-sim is not installed"):
+        make_sim("Sim-v0", config=None)
+
+
+def test_stand_ins_let_rearrange_and_hrl_modules_import():
+    import habitat.tasks.rearrange.rearrange_task as rearrange_task
+    from habitat_baselines.rl.hrl.hierarchical_policy import HierarchicalPolicy
+
+    assert rearrange_task.RearrangeTask.__name__ == "RearrangeTask"
+    assert HierarchicalPolicy.__name__ == "HierarchicalPolicy"
+
+
+def test_importing_habitat_first_is_refused_with_advice():
+    out = _run(LOAD_MODULE_ONLY.replace("import importlib.util, sys",
+                                        "import importlib.util, sys; sys.modules['habitat'] = object()"))
+    assert out.returncode != 0
+    assert "import habitat_ver" in out.stderr
