@@ -56,6 +56,12 @@ def _scenes_of(config: Any) -> List[str]:
     return scenes
 
 
+def _rank() -> int:
+    import torch.distributed as dist
+
+    return dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
+
+
 def _preload_in_workers() -> None:
     # habitat's VectorEnv uses the forkserver start method.  Importing
     # habitat_ver in the server makes every worker enter sim-free mode before
@@ -89,8 +95,12 @@ class VerVectorEnvFactory(VectorEnvFactory):
                 )
                 num_environments = len(scenes)
         splits = split_scenes(scenes, num_environments, config.habitat.seed)
+        # Env indices are global across ranks (rank r owns r*N .. r*N+N-1), so
+        # per-env settings such as the straggler wrapper's `slow_env_indices`
+        # name one environment of the whole run.
+        first_index = _rank() * num_environments
         env_args = tuple(
-            (self._env_config(config, i, splits[i], is_first_rank), i)
+            (self._env_config(config, i, splits[i], is_first_rank), first_index + i)
             for i in range(num_environments)
         )
         _preload_in_workers()
