@@ -30,6 +30,17 @@ def _register(table: Dict[str, Any], kind: str, name: str, cls: Any) -> None:
     table[name] = cls
 
 
+def _keep_upstream_trainers() -> None:
+    """Make upstream's trainers reachable under their second names."""
+    from habitat_baselines.common.baseline_registry import baseline_registry
+
+    trainers = baseline_registry.mapping["trainer"]
+    for name, alias in REPLACED_TRAINERS.items():
+        upstream = trainers.get(name)
+        if upstream is not None and upstream.__module__.startswith("habitat_baselines."):
+            _register(trainers, "trainer", alias, upstream)
+
+
 def _replace_trainer(name: str, cls: Any) -> None:
     from habitat_baselines.common.baseline_registry import baseline_registry
 
@@ -58,6 +69,7 @@ def register_all() -> None:
     from habitat_ver.config.schema import register_configs
     from habitat_ver.trainers.ddppo import DDPPOTrainer
 
+    _keep_upstream_trainers()
     _replace_trainer("ddppo", DDPPOTrainer)
     mapping = baseline_registry.mapping
     for kind, name, cls in _registrations():

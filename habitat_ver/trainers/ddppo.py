@@ -47,6 +47,7 @@ class DDPPOTrainer(PPOTrainer):
         self.rollout_lengths: List[int] = []
         self._prev_time = 0.0
         self._count_checkpoints = 0
+        self._last_checkpoint_step: Optional[float] = None
         self._run_id: Optional[str] = None
         self.last_summary: Optional[RunSummary] = None
 
@@ -160,8 +161,18 @@ class DDPPOTrainer(PPOTrainer):
         self.num_updates_done += 1
         return self._coalesce_post_step(losses, steps)
 
-    def _maybe_checkpoint(self) -> None:
-        if rank0_only() and self.should_checkpoint():
+    def _maybe_checkpoint(self, final: bool = False) -> None:
+        """Checkpoint on upstream's schedule, and once more at the end of a run.
+
+        Upstream's percent-based schedule starts at 0% and may never reach the
+        last update; the final weights are always saved here.
+        """
+        if not rank0_only():
+            return
+        if self.should_checkpoint() or (
+            final and self._last_checkpoint_step != self.num_steps_done
+        ):
+            self._last_checkpoint_step = self.num_steps_done
             self.save_checkpoint(
                 f"ckpt.{self._count_checkpoints}.pth",
                 dict(
@@ -255,6 +266,7 @@ class DDPPOTrainer(PPOTrainer):
             self._training_log(writer, losses, self._prev_time)
             self._maybe_checkpoint()
             progress.update(self._progress_position(), self._sps(), self.window_reward())
+        self._maybe_checkpoint(final=True)
         self._save_resume_state()
         return False
 

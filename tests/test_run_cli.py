@@ -1,0 +1,67 @@
+"""`python -m habitat_ver.run`: upstream's command line, one-line errors."""
+
+import subprocess
+import sys
+
+import pytest
+
+from habitat_ver.config.validate import ConfigError
+from habitat_ver.run import UnknownTrainerError, get_trainer_class
+
+
+def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "habitat_ver.run", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _assert_one_line_error(done: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    assert "AttributeError" not in done.stderr and "StandIn" not in done.stderr
+    error_lines = [l for l in done.stderr.splitlines() if l.startswith("habitat_ver.run: error:")]
+    assert len(error_lines) == 1, done.stderr
+    for fragment in fragments:
+        assert fragment in error_lines[0]
+
+
+def test_config_needing_the_simulator_fails_naming_habitat_sim():
+    done = _run("--config-name=rearrange/ddppo_pick")
+    _assert_one_line_error(done, "habitat-sim", "conda install habitat-sim", "RearrangeSim-v0")
+
+
+def test_unknown_trainer_lists_the_registered_ones():
+    done = _run("--config-name=gym/ddppo_cartpole", "habitat_baselines.trainer_name=nope")
+    _assert_one_line_error(done, "trainer_name='nope'", "'ddppo'", "'upstream_ver'")
+    with pytest.raises(UnknownTrainerError, match="registered trainers are"):
+        get_trainer_class("nope")
+
+
+def test_non_positive_num_environments_is_refused():
+    done = _run("--config-name=gym/ddppo_cartpole", "habitat_baselines.num_environments=0")
+    _assert_one_line_error(done, "habitat_baselines.num_environments=0", "positive integer")
+
+
+def test_unknown_gym_id_is_refused_listing_ours():
+    done = _run("--config-name=gym/ddppo_cartpole", "habitat.env_task_gym_id=NoSuchEnv-v9")
+    _assert_one_line_error(done, "NoSuchEnv-v9", "habitat_ver/DoomMyWayHome-v0")
+
+
+def test_missing_checkpoint_for_evaluation_is_refused(tmp_path):
+    done = _run("--config-name=gym/ddppo_cartpole", "habitat_baselines.evaluate=True",
+                f"habitat_baselines.eval_ckpt_path_dir={tmp_path}/missing.pth")
+    _assert_one_line_error(done, "missing.pth", "no such checkpoint")
+
+
+def test_config_name_is_required():
+    done = _run()
+    _assert_one_line_error(done, "--config-name")
+
+
+def test_unknown_key_is_reported_by_name():
+    done = _run("--config-name=gym/ddppo_cartpole", "habitat_baselines.no_such_key=1")
+    assert done.returncode != 0
+    assert "no_such_key" in done.stderr
+
+
+def test_config_error_is_a_value_error():
+    assert issubclass(ConfigError, ValueError)

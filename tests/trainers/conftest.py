@@ -1,0 +1,31 @@
+"""Shared settings for trainer tests: tiny CartPole runs writing to tmp dirs."""
+
+from typing import List
+
+import pytest
+
+
+def run_overrides(out_dir, num_updates: int = 3, num_envs: int = 2) -> List[str]:
+    """Hydra overrides for a short, quiet run whose files go under ``out_dir``."""
+    return [
+        f"habitat_baselines.checkpoint_folder={out_dir}/checkpoints",
+        f"habitat_baselines.tensorboard_dir={out_dir}/tb",
+        f"habitat_baselines.log_file={out_dir}/train.log",
+        f"habitat_baselines.eval_ckpt_path_dir={out_dir}/checkpoints",
+        f"habitat_baselines.video_dir={out_dir}/video",
+        f"habitat_baselines.num_environments={num_envs}",
+        "habitat_baselines.total_num_steps=-1",
+        f"habitat_baselines.num_updates={num_updates}",
+        "habitat_baselines.num_checkpoints=1",
+        "habitat_baselines.log_interval=1",
+        "habitat_baselines.progress.enabled=False",
+        "habitat_baselines.rl.ppo.num_steps=16",
+        "habitat_baselines.rl.ppo.ppo_epoch=2",
+        "habitat_baselines.rl.ppo.num_mini_batch=1",
+        "habitat_baselines.rl.preemption.save_resume_state_interval=1",
+    ]
+
+
+@pytest.fixture
+def out_dir(tmp_path):
+    return tmp_path / "run"

@@ -1,0 +1,106 @@
+"""The `ddppo` trainer on CartPole: counters, files, resume, evaluation."""
+
+import glob
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from habitat_ver.common.checkpoint import ResumeStateFiles, load_checkpoint_file
+from habitat_ver.config.compose import get_config
+from habitat_ver.run import execute_exp
+
+from .conftest import run_overrides
+
+NUM_STEPS, EPOCHS, MINIBATCHES = 16, 2, 1
+
+
+def _adam_steps(state: dict) -> int:
+    """Adam's per-parameter step counter (equal for every parameter)."""
+    steps = {int(s["step"]) for s in state["optim_state"]["state"].values()}
+    assert len(steps) == 1
+    return steps.pop()
+
+
+def test_short_run_counts_steps_and_writes_files(out_dir):
+    config = get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=3))
+    trainer = execute_exp(config, "train")
+    assert trainer.num_updates_done == 3
+    assert trainer.num_steps_done == 3 * NUM_STEPS * 2  # updates x T x N
+    assert trainer.rollout_lengths == [NUM_STEPS] * 3  # one rank: never preempted
+
+    latest = load_checkpoint_file(str(out_dir / "checkpoints" / "latest.pth"))
+    assert latest["config"].habitat_baselines.num_environments == 2
+    assert latest["extra_state"]["step"] == trainer.num_steps_done
+    params = dict(trainer._agent.actor_critic.state_dict())
+    for key, value in latest["state_dict"].items():
+        assert torch.equal(value, params[key]), key
+
+    resume = ResumeStateFiles(str(out_dir / "checkpoints")).load()
+    assert resume["requeue_stats"]["num_updates_done"] == 3
+    assert _adam_steps(resume) == 3 * EPOCHS * MINIBATCHES
+    assert glob.glob(str(out_dir / "tb" / "events.out.tfevents.*"))
+    assert "final reward" in trainer.last_summary.render()
+
+
+def _start(out_dir, num_updates):
+    cmd = [sys.executable, "-m", "habitat_ver.run", "--config-name=gym/ddppo_cartpole",
+           *run_overrides(out_dir, num_updates=num_updates)]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True, text=True)
+
+
+def _saved_updates(folder) -> int:
+    try:
+        state = ResumeStateFiles(str(folder)).load()
+    except Exception:  # noqa: BLE001 - a file being replaced right now
+        return 0
+    return 0 if state is None else state["requeue_stats"]["num_updates_done"]
+
+
+@pytest.mark.multiproc
+def test_sigkill_then_restart_resumes_weights_optimizer_and_counters(out_dir):
+    total = 100
+    proc = _start(out_dir, total)
+    deadline = time.monotonic() + 240
+    while _saved_updates(out_dir / "checkpoints") < 3:
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, "no resume state written"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # no chance to save anything more
+    proc.wait()
+    killed_at = _saved_updates(out_dir / "checkpoints")
+    assert 3 <= killed_at < total
+
+    # The same command again (habitat's resume also restores the saved config).
+    budget = total
+    config = get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=budget))
+    trainer = execute_exp(config, "train")
+    assert trainer.num_updates_done == budget
+    assert trainer.num_steps_done == budget * NUM_STEPS * 2
+    resume = ResumeStateFiles(str(out_dir / "checkpoints")).load()
+    # Adam kept counting from the killed run: the optimizer state was restored.
+    assert _adam_steps(resume) == budget * EPOCHS * MINIBATCHES
+    # The LR schedule was restored too (linear decay position = updates done).
+    assert resume["lr_sched_state"]["last_epoch"] == budget
+
+
+def test_evaluate_runs_the_saved_checkpoint(out_dir):
+    execute_exp(get_config("gym/ddppo_cartpole", run_overrides(out_dir, 2)), "train")
+    eval_config = get_config(
+        "gym/ddppo_cartpole",
+        run_overrides(out_dir)
+        + [f"habitat_baselines.eval_ckpt_path_dir={out_dir}/checkpoints/latest.pth",
+           "habitat_baselines.test_episode_count=4", "habitat_baselines.evaluate=True"],
+    )
+    execute_exp(eval_config, "eval")
+    events = EventAccumulator(str(out_dir / "tb"))
+    events.Reload()
+    (reward,) = events.Scalars("eval_reward/average_reward")
+    # CartPole pays 1 per step; episodes last between 8 and 500 steps.
+    assert 8 <= reward.value <= 500

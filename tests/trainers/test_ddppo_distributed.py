@@ -1,0 +1,51 @@
+"""Two gloo ranks on CPU, one of them a straggler: DD-PPO preemption."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import run_overrides
+
+WORKER = Path(__file__).with_name("ddppo_rank_worker.py")
+NUM_STEPS = 16
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.multiproc
+def test_straggler_rank_is_preempted_and_parameters_stay_identical(tmp_path):
+    updates = 4
+    overrides = run_overrides(tmp_path / "run", num_updates=updates) + [
+        "habitat_baselines.rl.ddppo.sync_frac=0.5",
+        # Global env indices 2 and 3 are rank 1's two envs: make them slow.
+        "habitat_baselines.embedded_env.straggler.enabled=True",
+        "habitat_baselines.embedded_env.straggler.base_step_seconds=0.002",
+        "habitat_baselines.embedded_env.straggler.slow_env_indices=[2,3]",
+        "habitat_baselines.embedded_env.straggler.slow_factor=40",
+    ]
+    env = dict(os.environ, MAIN_PORT=str(_free_port()), MAIN_ADDR="127.0.0.1",
+               GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
+           f"--master_port={_free_port()}", str(WORKER), str(tmp_path), *overrides]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-4000:]
+    fast, slow = (json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1))
+
+    assert fast["params"] == slow["params"]  # gradients were averaged every update
+    assert fast["num_updates_done"] == slow["num_updates_done"] == updates
+    assert fast["rollout_lengths"] == [NUM_STEPS] * updates
+    # The straggler stopped early, but never before a quarter of T.
+    assert all(NUM_STEPS // 4 <= n < NUM_STEPS for n in slow["rollout_lengths"])
+    # Steps are counted across ranks once: both ranks agree on the total.
+    assert fast["num_steps_done"] == slow["num_steps_done"]
+    expected = 2 * (sum(fast["rollout_lengths"]) + sum(slow["rollout_lengths"]))
+    assert fast["num_steps_done"] == expected
