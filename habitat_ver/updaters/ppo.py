@@ -7,18 +7,28 @@ into named hooks: :meth:`PPOUpdater._sample_weights_and_mask`,
 :meth:`PPOUpdater._compute_losses`, :meth:`PPOUpdater._value_loss`,
 :meth:`PPOUpdater._total_loss` and :meth:`PPOUpdater._record_metrics`.
 Everything else (``from_config``, the optimiser, advantage normalisation,
-epochs and minibatches, gradient clipping in ``before_step``, the learned
-entropy coefficient, resume state) is upstream's, inherited unchanged.
+epochs and minibatches, gradient clipping in ``before_step``) is upstream's,
+inherited unchanged.
+
+Entropy: ``rl.ppo.entropy_coef`` is a fixed coefficient by default. With
+``rl.ppo.use_adaptive_entropy_pen`` it is instead the initial value of a
+learned coefficient (:class:`~habitat_ver.updaters.entropy.LearnedEntropyCoefficient`,
+VER paper section 4) with target entropy ``-rl.ppo.entropy_target_factor *
+action dimensions`` — for Gaussian, categorical and mixed policies alike
+(upstream's ``PPO.__init__`` builds its coefficient only when the policy has
+a ``num_actions`` attribute and a ``gaussian`` distribution, and silently
+keeps the fixed one otherwise). The learned coefficient has its own Adam
+step after the policy's, is saved in the resume state
+(``entropy_coef_state``) and logged as ``entropy_coef``.
 """
 
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
+import numpy as np
 import torch
+from gym import spaces
 from habitat_baselines.rl.ppo.ppo import PPO
-from habitat_baselines.utils.common import (
-    LagrangeInequalityCoefficient,
-    inference_mode,
-)
+from habitat_baselines.utils.common import inference_mode
 from habitat_baselines.utils.timing import g_timer
 from torch import Tensor
 
@@ -29,10 +39,34 @@ from habitat_ver.algo.ppo_loss import (
     masked_mean,
     value_loss,
 )
+from habitat_ver.algo.entropy_coef import entropy_target
+from habitat_ver.updaters.entropy import LearnedEntropyCoefficient
 
 __all__ = ["PPOLosses", "PPOUpdater"]
 
 LearnerMetrics = Dict[str, List[Any]]
+
+# Resume-state key of the learned entropy coefficient.
+ENTROPY_COEF_STATE_KEY = "entropy_coef_state"
+
+
+def action_dims(space: spaces.Space) -> int:
+    """Action dimensions for the entropy target: one per Box element or choice.
+
+    A Discrete (or each MultiDiscrete) part is one dimension, whatever its
+    number of choices; Dict/Tuple spaces add their parts up.
+    """
+    if isinstance(space, spaces.Dict):
+        return sum(action_dims(s) for s in space.spaces.values())
+    if isinstance(space, spaces.Tuple):
+        return sum(action_dims(s) for s in space.spaces)
+    if isinstance(space, spaces.Discrete):
+        return 1
+    if isinstance(space, spaces.MultiDiscrete):
+        return int(np.prod(space.shape))
+    if isinstance(space, spaces.Box):
+        return int(np.prod(space.shape))
+    raise ValueError(f"cannot count the dimensions of action space {space}")
 
 
 class PPOLosses(NamedTuple):
@@ -68,8 +102,59 @@ class PPOUpdater(PPO):
     * ``loss/policy``, ``loss/value`` (before ``value_loss_coef``),
       ``loss/entropy`` (mean entropy ``H``, unscaled) and ``loss/total``;
     * ``diag/clip_fraction`` and ``diag/approx_kl``, measured in the last
-      PPO epoch, when the policy has moved furthest from the behaviour one.
+      PPO epoch, when the policy has moved furthest from the behaviour one;
+    * ``entropy_coef``: the (fixed or learned) entropy coefficient.
     """
+
+    entropy_coef: Union[float, LearnedEntropyCoefficient]
+
+    def __init__(
+        self,
+        actor_critic: Any,
+        clip_param: float,
+        ppo_epoch: int,
+        num_mini_batch: int,
+        value_loss_coef: float,
+        entropy_coef: float,
+        lr: Optional[float] = None,
+        eps: Optional[float] = None,
+        max_grad_norm: Optional[float] = None,
+        use_clipped_value_loss: bool = False,
+        use_normalized_advantage: bool = True,
+        entropy_target_factor: float = 0.0,
+        use_adaptive_entropy_pen: bool = False,
+    ) -> None:
+        """Upstream's signature; the learned coefficient is ours (see module doc)."""
+        super().__init__(
+            actor_critic, clip_param, ppo_epoch, num_mini_batch,
+            value_loss_coef, entropy_coef, lr, eps, max_grad_norm,
+            use_clipped_value_loss, use_normalized_advantage,
+            entropy_target_factor,
+            use_adaptive_entropy_pen=False,  # never upstream's Gaussian-only one
+        )
+        if use_adaptive_entropy_pen:
+            self._init_learned_entropy_coef(
+                float(entropy_coef), float(entropy_target_factor), lr, eps
+            )
+
+    def _init_learned_entropy_coef(
+        self, init_alpha: float, target_factor: float,
+        lr: Optional[float], eps: Optional[float],
+    ) -> None:
+        """Replaces the fixed coefficient by a learned one (after the policy's
+        optimiser exists, so ``log_alpha`` stays out of it)."""
+        target = entropy_target(
+            target_factor, action_dims(self.actor_critic.policy_action_space)
+        )
+        self.entropy_coef = LearnedEntropyCoefficient(
+            target=target,
+            init_alpha=init_alpha,
+            lr=2.5e-4 if lr is None else lr,
+            eps=1e-5 if eps is None else eps,
+        ).to(self.device)
+        # Upstream's before_step averages non-actor-critic gradients across
+        # ranks; listing log_alpha there keeps alpha equal on every rank.
+        self.non_ac_params.append(self.entropy_coef.log_alpha)
 
     @g_timer.avg_time("ppo.update_from_batch", level=1)
     def _update_from_batch(
@@ -197,11 +282,12 @@ class PPOUpdater(PPO):
     ) -> Tensor:
         """Weighted sum of the terms, summed in upstream's order."""
         all_losses = [self.value_loss_coef * losses.value, losses.policy]
-        if isinstance(self.entropy_coef, float):
-            all_losses.append(-self.entropy_coef * losses.entropy)
+        if isinstance(self.entropy_coef, LearnedEntropyCoefficient):
+            # alpha * ([H]_sg - target) - [alpha]_sg * H; the first term only
+            # moves log_alpha, stepped in after_step by its own optimiser.
+            all_losses.append(self.entropy_coef.loss(losses.entropy))
         else:
-            # Learned coefficient: alpha * (target - [H]_sg) - [alpha]_sg * H.
-            all_losses.append(self.entropy_coef.lagrangian_loss(losses.entropy))
+            all_losses.append(-self.entropy_coef * losses.entropy)
         all_losses.extend(v["loss"] for v in aux_loss_res.values())
         return torch.stack(all_losses).sum()
 
@@ -241,8 +327,7 @@ class PPOUpdater(PPO):
             m["diag/clip_fraction"].append(losses.clip_fraction)
             m["diag/approx_kl"].append(losses.approx_kl)
         m["grad_norm"].append(grad_norm)
-        if isinstance(self.entropy_coef, LagrangeInequalityCoefficient):
-            m["entropy_coef"].append(self.entropy_coef().detach())
+        m["entropy_coef"].append(self._entropy_coef_value())
         for name, res in aux_loss_res.items():
             for k, v in res.items():
                 m[f"aux_{name}_{k}"].append(v.detach())
@@ -256,3 +341,30 @@ class PPOUpdater(PPO):
                 .float(),
                 "policy_version_difference",
             )
+
+    def _entropy_coef_value(self) -> Tensor:
+        if isinstance(self.entropy_coef, LearnedEntropyCoefficient):
+            return self.entropy_coef().detach()
+        return torch.tensor(float(self.entropy_coef))
+
+    def after_step(self) -> None:
+        """Steps the learned entropy coefficient after the policy's step."""
+        super().after_step()
+        if isinstance(self.entropy_coef, LearnedEntropyCoefficient):
+            self.entropy_coef.step()
+
+    def get_resume_state(self) -> Dict[str, Any]:
+        """Upstream's optimiser state plus the learned coefficient's state."""
+        state = super().get_resume_state()
+        if isinstance(self.entropy_coef, LearnedEntropyCoefficient):
+            state[ENTROPY_COEF_STATE_KEY] = self.entropy_coef.get_state()
+        return state
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Upstream's contract (optimiser state) plus the learned coefficient."""
+        super().load_state_dict(state)
+        if (
+            isinstance(self.entropy_coef, LearnedEntropyCoefficient)
+            and ENTROPY_COEF_STATE_KEY in state
+        ):
+            self.entropy_coef.set_state(state[ENTROPY_COEF_STATE_KEY])

@@ -1,0 +1,88 @@
+"""The learned entropy coefficient as a module with its own optimiser.
+
+The math lives in :mod:`habitat_ver.algo.entropy_coef`; this module owns the
+state (``log_alpha`` and its Adam moments), the projection into bounds, and
+what is saved in resume states. It works for any policy whose distribution
+reports an entropy: Gaussian, categorical or a product of both.
+"""
+
+import math
+from typing import Any, Dict, Tuple
+
+import torch
+from torch import Tensor, nn
+
+from habitat_ver.algo.entropy_coef import (
+    ALPHA_BOUNDS,
+    ALPHA_INIT,
+    TARGET_ENTROPY,
+    clamp_log_alpha,
+    entropy_coef_loss,
+)
+
+__all__ = ["LearnedEntropyCoefficient"]
+
+
+class LearnedEntropyCoefficient(nn.Module):
+    """``alpha = exp(log_alpha)`` kept in bounds, stepped by its own Adam.
+
+    Usage per minibatch: add :meth:`loss` (``H`` the differentiable mean
+    entropy) to the total loss, back-propagate, then call :meth:`step`.
+    ``log_alpha`` is deliberately outside the policy's optimiser, so the
+    policy's gradient clipping and learning-rate schedule do not touch it.
+
+    Args:
+        target: target entropy ``lambda`` (nats).
+        init_alpha: initial ``alpha`` (paper: 1e-3).
+        bounds: ``(min, max)`` of ``alpha`` (paper: ``(1e-4, 1)``).
+        lr: Adam learning rate for ``log_alpha``.
+        eps: Adam epsilon.
+    """
+
+    def __init__(
+        self,
+        target: float = TARGET_ENTROPY,
+        init_alpha: float = ALPHA_INIT,
+        bounds: Tuple[float, float] = ALPHA_BOUNDS,
+        lr: float = 2.5e-4,
+        eps: float = 1e-5,
+    ):
+        super().__init__()
+        if not 0 < bounds[0] <= init_alpha <= bounds[1]:
+            raise ValueError(
+                f"init_alpha={init_alpha} must lie in bounds {tuple(bounds)} "
+                "with a positive lower bound"
+            )
+        self.target = float(target)
+        self.bounds = (float(bounds[0]), float(bounds[1]))
+        self.log_alpha = nn.Parameter(torch.tensor(math.log(init_alpha)))
+        self.optimizer = torch.optim.Adam([self.log_alpha], lr=lr, eps=eps)
+
+    def forward(self) -> Tensor:
+        """The current ``alpha`` (differentiable through ``log_alpha``)."""
+        return self.log_alpha.exp()
+
+    def loss(self, entropy: Tensor) -> Tensor:
+        """``alpha * ([H]_sg - target) - [alpha]_sg * H`` (scalar)."""
+        return entropy_coef_loss(self.log_alpha, entropy, self.target)
+
+    def step(self) -> None:
+        """Adam step on ``log_alpha`` from its gradient, projection, zero grad."""
+        if self.log_alpha.grad is not None:
+            self.optimizer.step()
+        with torch.no_grad():
+            self.log_alpha.copy_(clamp_log_alpha(self.log_alpha, self.bounds))
+        self.optimizer.zero_grad(set_to_none=True)
+
+    def get_state(self) -> Dict[str, Any]:
+        """Everything needed to resume: ``log_alpha`` and Adam's moments."""
+        return {
+            "log_alpha": self.log_alpha.detach().clone(),
+            "optim_state": self.optimizer.state_dict(),
+        }
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Restores what :meth:`get_state` returned."""
+        with torch.no_grad():
+            self.log_alpha.copy_(state["log_alpha"])
+        self.optimizer.load_state_dict(state["optim_state"])
