@@ -1,0 +1,26 @@
+"""Learning checks with small budgets (marked slow; CI runs them too)."""
+
+import pytest
+
+from habitat_ver.config.compose import get_config
+from habitat_ver.run import execute_exp
+
+from .conftest import run_overrides
+
+CARTPOLE_BAR = 400.0  # mean return over the reward window; the cap is 500
+
+
+@pytest.mark.slow
+def test_ddppo_solves_cartpole_within_300k_steps(out_dir):
+    overrides = run_overrides(out_dir) + [
+        "habitat_baselines.num_environments=8",
+        "habitat_baselines.num_updates=-1",
+        "habitat_baselines.total_num_steps=300000",
+        # The config's PPO recipe (32 steps, 20 epochs), not run_overrides' tiny one.
+        "habitat_baselines.rl.ppo.num_steps=32",
+        "habitat_baselines.rl.ppo.ppo_epoch=20",
+        "habitat_baselines.rl.preemption.save_resume_state_interval=100",
+    ]
+    trainer = execute_exp(get_config("gym/ddppo_cartpole", overrides), "train")
+    assert trainer.num_steps_done >= 300000
+    assert trainer.window_reward() >= CARTPOLE_BAR
