@@ -24,6 +24,7 @@ from torch import Tensor
 __all__ = [
     "compute_discounted_returns",
     "compute_gae",
+    "compute_gae_sequences",
     "dones_from_next_masks",
 ]
 
@@ -199,3 +200,95 @@ def compute_discounted_returns(
         next_return = gamma * next_return * not_dones[t] + rewards[t]
         returns[t] = next_return
     return returns
+
+
+def _end_aligned_positions(lengths: Tensor) -> Tuple[Tensor, Tensor]:
+    """(row, column) of every step of back-to-back sequences in a grid of
+    ``max(lengths)`` rows where each sequence ends in the last row."""
+    seq_of_step = torch.repeat_interleave(
+        torch.arange(lengths.shape[0], device=lengths.device), lengths
+    )
+    first_step = torch.cumsum(lengths, 0) - lengths
+    pos = torch.arange(seq_of_step.shape[0], device=lengths.device)
+    pos = pos - first_step[seq_of_step]
+    return int(lengths.max()) - lengths[seq_of_step] + pos, seq_of_step
+
+
+def compute_gae_sequences(
+    rewards: Tensor,
+    values: Tensor,
+    dones: Tensor,
+    bootstrap_values: Tensor,
+    lengths: Tensor,
+    gamma: float,
+    gae_lambda: float,
+) -> Tuple[Tensor, Tensor]:
+    """GAE over variable-length sequences stored back to back.
+
+    VER cuts its experience into ``K`` sequences of different lengths (VER
+    paper, section 2.2). Sequence ``k`` occupies rows
+    ``sum(lengths[:k]) .. sum(lengths[:k + 1]) - 1`` of the inputs, in time
+    order, and is followed in time by an observation whose value is
+    ``bootstrap_values[k]`` (used only when its last step is not done).
+    Each sequence gets exactly :func:`compute_gae` of its own steps.
+
+    The sequences are laid out end-aligned in a ``[max(lengths), K]`` grid,
+    padded at the FRONT, so every sequence's last step sits in the last row
+    and ``bootstrap_values`` is a plain per-column bootstrap; the backward
+    recurrence reaches the padding only after a sequence's real steps, so
+    padding never leaks into them and the arithmetic per step is the same
+    as :func:`compute_gae`'s (bit for bit).
+
+    Args:
+        rewards: reward received after acting at each step.
+        values: critic's value of the observation at each step.
+        dones: True where the episode ended after acting at that step.
+        bootstrap_values: critic's value of the observation following each
+            sequence's last step.
+        lengths: number of steps of each sequence, all >= 1.
+        gamma: discount factor in [0, 1].
+        gae_lambda: GAE's lambda in [0, 1].
+
+    Returns:
+        ``(advantages, returns)``, new tensors in the input layout.
+
+    Shapes:
+        rewards, values, dones: ``[S, ...]`` with ``S = lengths.sum()``
+        bootstrap_values: ``[K, ...]``
+        lengths: ``[K]`` (integer)
+        advantages, returns: ``[S, ...]``
+
+    Raises:
+        ValueError: on mismatched shapes or non-positive lengths.
+        TypeError: if ``dones`` is not bool.
+    """
+    num_seqs = lengths.shape[0]
+    if lengths.dim() != 1 or num_seqs == 0 or bool((lengths < 1).any()):
+        raise ValueError(
+            f"lengths must be a non-empty 1-D tensor of positive lengths; got "
+            f"{lengths.tolist()}"
+        )
+    if int(lengths.sum()) != rewards.shape[0] or values.shape != rewards.shape:
+        raise ValueError(
+            f"rewards {tuple(rewards.shape)} and values "
+            f"{tuple(values.shape)} must have sum(lengths) = "
+            f"{int(lengths.sum())} rows and equal shapes"
+        )
+    max_len = int(lengths.max())
+    rows, seq_of_step = _end_aligned_positions(lengths)
+
+    def to_grid(x: Tensor, fill: float) -> Tensor:
+        grid = x.new_full((max_len, num_seqs, *x.shape[1:]), fill)
+        grid[rows, seq_of_step] = x
+        return grid
+
+    advantages, _ = compute_gae(
+        to_grid(rewards, 0.0),
+        to_grid(values, 0.0),
+        to_grid(dones, False),
+        bootstrap_values,
+        gamma=gamma,
+        gae_lambda=gae_lambda,
+    )
+    advantages = advantages[rows, seq_of_step]
+    return advantages, advantages + values

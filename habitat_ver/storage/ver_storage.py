@@ -1,0 +1,399 @@
+"""VER's rollout storage: a linear buffer written one step per env at a time.
+
+VER paper, section 2.2. Envs step at their own pace, so there is no
+``[T, N]`` grid: each step lands in the next free *slot* of a linear buffer of
+``(T + 1) * N`` slots (``T * N`` learnable steps plus, per env, the step whose
+reward has not arrived yet). A rollout ends after ``T * N`` learnable steps
+from whichever envs were fastest (``variable_experience``), or after exactly
+``T`` from every env (NoVER).
+
+A step of env ``e``: inference on ``o_t`` writes a slot (:meth:`VERStorage.insert`)
+that stays *pending* until ``e``'s next observation arrives with ``r_t``. At
+the end of a rollout each env's pending slot gives the bootstrap value, and
+:meth:`VERStorage.after_update` carries it into the next rollout as that env's
+first step: its action is in flight (the VER paper's "inflight actions"), so
+the system should send every action it computed, the last batch's included.
+
+Learning (:meth:`VERStorage.compute_returns`, then
+:meth:`VERStorage.data_generator` once per epoch) cuts the learnable steps at
+rollout and episode starts, computes GAE per sequence, shuffles the sequences
+and packs ``B`` minibatches of exactly ``T * N / B`` steps
+(:mod:`habitat_ver.storage.minibatch`). Every piece of a sequence, including a
+tail cut at a minibatch boundary, starts from the recurrent state recorded at
+collection time for its first step.
+"""
+
+from typing import Any, Iterator, List, Optional
+
+import numpy as np
+import torch
+from habitat_baselines.common.storage import Storage
+from habitat_baselines.common.tensor_dict import DictTree, TensorDict
+from habitat_baselines.rl.models.rnn_state_encoder import build_rnn_build_seq_info
+from habitat_baselines.utils.common import get_action_space_info
+from torch import Tensor
+
+from habitat_ver.algo.gae import compute_gae_sequences
+from habitat_ver.algo.importance import truncated_importance_weights
+from habitat_ver.storage import minibatch as mb
+
+__all__ = ["MINIBATCH_MODES", "VERStorage"]
+
+# "ver": shuffled sequences, minibatches in random order (VER paper).
+# "lockstep": sequences grouped by env in torch.randperm(N) order, minibatches
+# in order: with T steps per env and B | N, the same minibatches (same envs,
+# same rows) as habitat's lock-step data_generator under the same RNG state.
+MINIBATCH_MODES = ("ver", "lockstep")
+
+# Float buffers reset to NaN when slots are freed, so stale reads show up.
+_SENTINEL_KEYS = ("rewards", "returns", "value_preds", "action_log_probs")
+
+
+def _allocate_buffers(
+    capacity: int, observation_space: Any, action_space: Any,
+    actor_critic: Any, with_is_coeffs: bool,
+) -> TensorDict:
+    """Linear ``[capacity, ...]`` buffers; dtypes as habitat's RolloutStorage."""
+    action_shape, discrete = get_action_space_info(action_space)
+    if action_shape is None:
+        action_shape = action_space.shape
+    action_dtype = torch.long if discrete else torch.float32
+    buffers = TensorDict()
+    buffers["observations"] = TensorDict()
+    for sensor, space in observation_space.spaces.items():
+        buffers["observations"][sensor] = torch.from_numpy(
+            np.zeros((capacity, *space.shape), dtype=space.dtype)
+        )
+    buffers["recurrent_hidden_states"] = torch.zeros(
+        capacity, actor_critic.num_recurrent_layers, actor_critic.recurrent_hidden_size)
+    buffers["actions"] = torch.zeros(capacity, *action_shape, dtype=action_dtype)
+    buffers["prev_actions"] = torch.zeros_like(buffers["actions"])
+    buffers["masks"] = torch.zeros(capacity, 1, dtype=torch.bool)
+    for key in _SENTINEL_KEYS + (("is_coeffs",) if with_is_coeffs else ()):
+        buffers[key] = torch.full((capacity, 1), float("nan"))
+    buffers["policy_version"] = torch.zeros(capacity, 1, dtype=torch.int64)
+    return buffers
+
+
+def _validate_options(is_double_buffered: bool, minibatch_mode: str, cap: float) -> None:
+    if is_double_buffered:
+        raise ValueError(
+            "VERStorage: is_double_buffered=True is not supported (VER steps "
+            "envs asynchronously); set rl.ppo.use_double_buffered_sampler=False"
+        )
+    if minibatch_mode not in MINIBATCH_MODES:
+        raise ValueError(
+            f"VERStorage: minibatch_mode={minibatch_mode!r}; allowed: {MINIBATCH_MODES}"
+        )
+    if cap <= 0:
+        raise ValueError(f"VERStorage: is_coeff_cap={cap} must be > 0")
+
+
+class VERStorage(Storage):
+    """Linear rollout buffer for VER (and NoVER); see the module docstring.
+
+    Attributes:
+        buffers: ``[(T + 1) * N, ...]`` tensors: ``observations`` (dict),
+            ``recurrent_hidden_states`` ``[L, H]``, ``actions``,
+            ``prev_actions``, ``masks``, ``action_log_probs``, ``value_preds``,
+            ``rewards``, ``returns``, ``policy_version`` and, with variable
+            experience, ``is_coeffs``. PPO's ``get_advantages`` reads
+            ``returns - value_preds``; slots that are not learnable hold NaN
+            returns, which its normalisation skips.
+        current_policy_version: version stamped on new steps by default.
+    """
+
+    def __init__(
+        self, numsteps: int, num_envs: int, observation_space: Any,
+        action_space: Any, actor_critic: Any, is_double_buffered: bool = False,
+        variable_experience: bool = True, is_coeff_cap: float = 1.0,
+        minibatch_mode: str = "ver",
+    ) -> None:
+        """habitat's storage contract plus VER's options.
+
+        Args:
+            numsteps, num_envs: ``T`` and ``N``.
+            observation_space, action_space: what is stored per step.
+            actor_critic: gives ``num_recurrent_layers``, ``recurrent_hidden_size``.
+            is_double_buffered: must be False; habitat passes it.
+            variable_experience: True for VER (``T * N`` steps from any envs,
+                weighted by ``is_coeffs``), False for NoVER (``T`` per env).
+            is_coeff_cap: truncation of the importance weights (VER: 1.0).
+            minibatch_mode: one of :data:`MINIBATCH_MODES`.
+        """
+        _validate_options(is_double_buffered, minibatch_mode, is_coeff_cap)
+        self.num_steps, self._num_envs = int(numsteps), int(num_envs)
+        self.variable_experience = variable_experience
+        self.is_coeff_cap = float(is_coeff_cap)
+        self.minibatch_mode = minibatch_mode
+        self.capacity = (self.num_steps + 1) * self._num_envs
+        self.device = torch.device("cpu")
+        self.current_policy_version = 1
+        self.buffers = _allocate_buffers(
+            self.capacity, observation_space, action_space, actor_critic,
+            with_is_coeffs=variable_experience,
+        )
+        # Bookkeeping stays on the CPU: it decides indices.
+        long, flag = dict(dtype=torch.int64), dict(dtype=torch.bool)
+        cap, n = self.capacity, self._num_envs
+        self._slots = TensorDict(
+            env_ids=torch.full((cap,), -1, **long), step_ids=torch.zeros(cap, **long),
+            episode_starts=torch.zeros(cap, **flag), dones=torch.zeros(cap, **flag),
+            learnable=torch.zeros(cap, **flag),
+        )
+        self._counters = TensorDict(
+            num_slots=torch.zeros(1, **long), pending_slot=torch.full((n,), -1, **long),
+            env_steps=torch.zeros(n, **long), next_step_id=torch.zeros(n, **long),
+        )
+        self._plan: Optional[mb.SlotSequences] = None
+
+    # ------------------------------------------------------------ collection
+    @property
+    def num_envs(self) -> int:
+        return self._num_envs
+
+    @property
+    def env_steps(self) -> Tensor:
+        """Learnable steps collected from each env this rollout. ``[N]``"""
+        return self._counters["env_steps"].clone()
+
+    @property
+    def steps_collected(self) -> int:
+        return int(self._counters["env_steps"].sum())
+
+    @property
+    def rollout_done(self) -> bool:
+        """True once the rollout holds all its learnable steps."""
+        if self.variable_experience:
+            return self.steps_collected == self.num_steps * self._num_envs
+        return bool((self._counters["env_steps"] == self.num_steps).all())
+
+    def has_pending(self, env_ids: Tensor) -> Tensor:
+        """True for envs whose latest step still waits for its reward. ``[n]``"""
+        return self._counters["pending_slot"][env_ids.cpu()] >= 0
+
+    def _check_room(self, env_ids: Tensor, completing: Tensor) -> None:
+        n = env_ids.numel()
+        if n == 0 or env_ids.unique().numel() != n:
+            raise ValueError(f"env_ids must be non-empty and unique; got {env_ids.tolist()}")
+        if int(env_ids.min()) < 0 or int(env_ids.max()) >= self._num_envs:
+            raise ValueError(f"env_ids must lie in [0, {self._num_envs}); got {env_ids.tolist()}")
+        if self.variable_experience:
+            room = self.num_steps * self._num_envs - self.steps_collected
+            if int(completing.sum()) > room:
+                raise ValueError(
+                    f"insert would complete {int(completing.sum())} steps but the "
+                    f"rollout has room for {room}; insert fewer envs (check "
+                    f"rollout_done / has_pending first)"
+                )
+        elif bool((self._counters["env_steps"][env_ids[completing]] >= self.num_steps).any()):
+            raise ValueError(
+                f"NoVER: an env in {env_ids.tolist()} already has "
+                f"numsteps={self.num_steps} steps this rollout"
+            )
+
+    def insert(  # type: ignore[override]
+        self, env_ids: Tensor, *, observations: Any, recurrent_hidden_states: Tensor,
+        prev_actions: Tensor, masks: Tensor, actions: Tensor,
+        action_log_probs: Tensor, value_preds: Tensor,
+        rewards: Optional[Tensor] = None, policy_version: Optional[Tensor] = None,
+    ) -> Tensor:
+        """Writes one step for each env in ``env_ids`` (any subset, any order).
+
+        habitat's ``Storage.insert`` is lock-step (``next_*`` at a shared step
+        index); VER's steps are keyed by env id, hence this signature.
+
+        Args:
+            env_ids: envs whose new observation the policy just acted on;
+                unique, in ``[0, N)``.
+            observations: dict of sensor tensors, the new observations.
+            recurrent_hidden_states: the recurrent state the policy was GIVEN
+                with these observations (not its output).
+            prev_actions, masks: as given to the policy. ``masks`` is False
+                where the observation starts an episode, which also marks the
+                env's pending step as ``done``.
+            actions, action_log_probs, value_preds: the policy's outputs.
+            rewards: reward of each env's pending step (arrived with these
+                observations); required when any env has one, ignored for
+                envs without one (their first observation).
+            policy_version: version that acted; default
+                :attr:`current_policy_version`.
+
+        Returns:
+            The slots written (CPU).
+
+        Shapes:
+            env_ids ``[n]``; every other tensor ``[n, ...]``; returns ``[n]``.
+        """
+        env_ids = env_ids.cpu().long().view(-1)
+        n = env_ids.numel()
+        pending = self._counters["pending_slot"][env_ids]
+        self._check_room(env_ids, pending >= 0)
+        starts = torch.logical_not(masks.cpu().bool().view(n))
+        self._complete_pending(env_ids, pending, starts, rewards)
+        first = int(self._counters["num_slots"])
+        slots = torch.arange(first, first + n)
+        if policy_version is None:
+            policy_version = torch.full((n, 1), self.current_policy_version)
+        self.buffers.set(slots.to(self.device), dict(
+            observations=observations, recurrent_hidden_states=recurrent_hidden_states,
+            prev_actions=prev_actions, masks=masks.view(n, 1), actions=actions,
+            action_log_probs=action_log_probs, value_preds=value_preds,
+            policy_version=policy_version.view(n, 1),
+        ), strict=False)
+        no = torch.zeros(n, dtype=torch.bool)
+        self._slots.set(slots, dict(
+            env_ids=env_ids, step_ids=self._counters["next_step_id"][env_ids],
+            episode_starts=starts, dones=no, learnable=no.clone(),
+        ))
+        self._counters["next_step_id"][env_ids] += 1
+        self._counters["pending_slot"][env_ids] = slots
+        self._counters["num_slots"] += n
+        return slots
+
+    def _complete_pending(
+        self, env_ids: Tensor, pending: Tensor, starts: Tensor,
+        rewards: Optional[Tensor],
+    ) -> None:
+        """Gives the envs' pending steps their reward and done; they become learnable."""
+        completing = pending >= 0
+        if not bool(completing.any()):
+            return
+        if rewards is None:
+            raise ValueError("insert: rewards are required for envs with a pending step")
+        prev = pending[completing]
+        got = rewards.view(-1, 1)[completing.to(rewards.device)]
+        self.buffers["rewards"][prev.to(self.device)] = got.to(self.device)
+        self._slots["dones"][prev] = starts[completing]
+        self._slots["learnable"][prev] = True
+        self._counters["env_steps"][env_ids[completing]] += 1
+
+    def increment_policy_version(self) -> None:
+        self.current_policy_version += 1
+
+    # -------------------------------------------------------------- learning
+    def compute_returns(  # type: ignore[override]
+        self, next_value: Optional[Tensor] = None, use_gae: bool = True,
+        gamma: float = 0.99, tau: float = 0.95,
+    ) -> None:
+        """Cuts the sequences, fills ``returns`` (GAE) and ``is_coeffs``.
+
+        Args:
+            next_value: optional ``[N, 1]`` bootstrap value per env; None uses
+                the value stored with each env's pending step.
+            use_gae: GAE(gamma, tau) if True, else lambda = 1 (discounted
+                returns bootstrapped with the critic).
+            gamma: discount factor.
+            tau: habitat's name for GAE's lambda.
+        """
+        n = int(self._counters["num_slots"])
+        plan = mb.learnable_sequences(
+            *(self._slots[k][:n] for k in
+              ("env_ids", "step_ids", "episode_starts", "dones", "learnable")),
+            self._counters["pending_slot"],
+        )
+        dev, values = self.device, self.buffers["value_preds"]
+        if next_value is None:
+            boot = values[plan.bootstrap_slots.clamp(min=0).to(dev)]
+        else:
+            boot = next_value.to(values)[plan.envs.to(dev)].view(-1, 1)
+        # Sequences ending their episode bootstrap nothing; 0 keeps NaN out.
+        boot = boot.masked_fill((plan.bootstrap_slots < 0).to(dev).view(-1, 1), 0.0)
+        slots = plan.slots.to(dev)
+        _, returns = compute_gae_sequences(
+            self.buffers["rewards"][slots], values[slots],
+            self._slots["dones"][plan.slots].to(dev).view(-1, 1), boot,
+            plan.lengths.to(dev), gamma=gamma,
+            gae_lambda=tau if use_gae else 1.0,  # habitat's `tau` is lambda
+        )
+        self.buffers["returns"].fill_(float("nan"))
+        self.buffers["returns"][slots] = returns
+        if self.variable_experience:
+            weights = truncated_importance_weights(
+                self._counters["env_steps"], self.is_coeff_cap
+            ).to(dev)
+            self.buffers["is_coeffs"].fill_(float("nan"))
+            env_of_step = self._slots["env_ids"][plan.slots].to(dev)
+            self.buffers["is_coeffs"][slots] = weights[env_of_step].view(-1, 1)
+        self._plan = plan
+
+    def _minibatch_pieces(self, num_mini_batch: int) -> List[mb.Pieces]:
+        plan = self._plan
+        if self.minibatch_mode == "ver":
+            order = mb.random_sequence_order(plan.lengths.numel())
+        else:
+            order = mb.sequence_order_by_env(plan.envs, torch.randperm(self._num_envs))
+        return mb.split_into_minibatches(plan.starts, plan.lengths, order, num_mini_batch)
+
+    def data_generator(
+        self, advantages: Optional[Tensor], num_mini_batch: int
+    ) -> Iterator[DictTree]:
+        """Yields ``num_mini_batch`` minibatches of exactly ``S / B`` steps.
+
+        Rows are steps in PackedSequence order, with every buffer key,
+        ``advantages`` (rows of PPO's ``get_advantages`` tensor), one
+        ``recurrent_hidden_states`` row per piece (the collection-time state
+        of its first step) and ``rnn_build_seq_info`` (omitted when every
+        piece is one step long: the RNN then takes its single-step path).
+
+        Raises:
+            RuntimeError: if :meth:`compute_returns` was not called.
+            ValueError: if ``num_mini_batch`` does not divide the steps.
+        """
+        if self._plan is None:
+            raise RuntimeError("data_generator: call compute_returns first")
+        pieces = self._minibatch_pieces(num_mini_batch)
+        batch_order = (torch.randperm(num_mini_batch).tolist()
+                       if self.minibatch_mode == "ver" else range(num_mini_batch))
+        hidden = self.buffers["recurrent_hidden_states"]
+        per_step = TensorDict((k, v) for k, v in self.buffers.items() if v is not hidden)
+        for b in batch_order:
+            layout = mb.pack_sequences(pieces[b].starts, pieces[b].lengths)
+            slots = self._plan.slots[layout.indices].to(self.device)
+            num_pieces = layout.lengths.numel()
+            batch = per_step[slots]
+            batch["recurrent_hidden_states"] = hidden[slots[:num_pieces]]
+            if advantages is not None:
+                batch["advantages"] = advantages[slots]
+            if num_pieces < slots.numel():
+                batch["rnn_build_seq_info"] = build_rnn_build_seq_info(
+                    self.device, mb.packed_rnn_build_seq_info(layout)
+                )
+            yield batch.to_tree()
+
+    def after_update(self) -> None:
+        """Starts the next rollout, carrying each env's pending step first."""
+        pending = self._counters["pending_slot"]
+        has = pending >= 0
+        src = pending[has]
+        k = src.numel()
+        dst = torch.arange(k)
+        self.buffers[dst.to(self.device)] = self.buffers[src.to(self.device)]
+        self._slots[dst] = self._slots[src]
+        for key in _SENTINEL_KEYS:
+            self.buffers[key][k:] = float("nan")
+        self._slots["env_ids"][k:] = -1
+        self._slots["learnable"][:] = False
+        pending[has] = dst
+        self._counters["num_slots"][:] = k
+        self._counters["env_steps"][:] = 0
+        self._plan = None
+
+    # ------------------------------------------------- habitat's interface
+    def to(self, device: Any) -> None:
+        self.buffers.map_in_place(lambda t: t.to(device))
+        self.device = torch.device(device)
+
+    def share_memory_(self) -> None:
+        """Moves buffers and bookkeeping to shared memory (multi-process)."""
+        for td in (self.buffers, self._slots, self._counters):
+            td.map_in_place(lambda t: t.share_memory_())
+
+    def insert_first_observations(self, batch: Any) -> None:
+        raise NotImplementedError(
+            "VERStorage stores each observation with its policy outputs: use "
+            "insert(env_ids, observations=..., ...)"
+        )
+
+    def advance_rollout(self, buffer_index: int = 0) -> None:
+        raise NotImplementedError("VERStorage has no shared step index; insert() advances envs")
