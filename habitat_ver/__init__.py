@@ -11,9 +11,6 @@ _sim_free.activate()
 
 from habitat_ver import registration as _registration  # noqa: E402
 
-try:  # TEMP-GUARD: removed once every registered module exists
-    _registration.register_all()
-except ImportError:
-    pass
+_registration.register_all()
 
 __version__ = "0.1.0"

@@ -94,10 +94,14 @@ def _registrations():
     from habitat_ver.updaters.ddppo import DDPPOUpdater
     from habitat_ver.updaters.ppo import PPOUpdater
     from habitat_ver.policies.compact_policy import CompactPolicy
+    from habitat_ver.policies.ver_policy import VERPolicy
+    from habitat_ver.storage.ver_storage import VERStorage
 
     return [
         ("storage", "LockstepRolloutStorage", LockstepRolloutStorage),
         ("updater", "PPOUpdater", PPOUpdater),
         ("updater", "DDPPOUpdater", DDPPOUpdater),
+        ("storage", "VERStorage", VERStorage),
         ("policy", "CompactPolicy", CompactPolicy),
+        ("policy", "VERPolicy", VERPolicy),
     ]

@@ -17,6 +17,7 @@ from habitat_baselines.config.default_structured_configs import (
     HabitatBaselinesRLConfig,
 )
 from habitat_ver.config.embedded_env import EmbeddedEnvConfig
+from habitat_ver.config.ver_policy import VERPolicyConfig
 
 T = TypeVar("T")
 
@@ -39,6 +40,8 @@ class HabitatVerBaselinesConfig(HabitatBaselinesRLConfig):
     embedded_env: EmbeddedEnvConfig = field(default_factory=EmbeddedEnvConfig)
     # Progress bar settings.
     progress: ProgressConfig = field(default_factory=ProgressConfig)
+    # VERPolicy's encoder and embedding knobs (habitat_ver/config/ver_policy.py).
+    ver_policy: VERPolicyConfig = field(default_factory=VERPolicyConfig)
 
 
 def section_or_default(config: Any, key: str, schema: Type[T]) -> T:
