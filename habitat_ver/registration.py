@@ -68,9 +68,11 @@ def register_all() -> None:
     import habitat_ver.envs  # noqa: F401  (gym ids)
     from habitat_ver.config.schema import register_configs
     from habitat_ver.trainers.ddppo import DDPPOTrainer
+    from habitat_ver.trainers.ver import VERTrainer
 
     _keep_upstream_trainers()
     _replace_trainer("ddppo", DDPPOTrainer)
+    _replace_trainer("ver", VERTrainer)
     mapping = baseline_registry.mapping
     for kind, name, cls in _registrations():
         _register(mapping[kind], kind, name, cls)

@@ -56,7 +56,8 @@ def _scenes_of(config: Any) -> List[str]:
     return scenes
 
 
-def _rank() -> int:
+def rank() -> int:
+    """This process's rank (0 when not distributed)."""
     import torch.distributed as dist
 
     return dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
@@ -98,9 +99,9 @@ class VerVectorEnvFactory(VectorEnvFactory):
         # Env indices are global across ranks (rank r owns r*N .. r*N+N-1), so
         # per-env settings such as the straggler wrapper's `slow_env_indices`
         # name one environment of the whole run.
-        first_index = _rank() * num_environments
+        first_index = rank() * num_environments
         env_args = tuple(
-            (self._env_config(config, i, splits[i], is_first_rank), first_index + i)
+            (self.env_config(config, i, splits[i], is_first_rank), first_index + i)
             for i in range(num_environments)
         )
         _preload_in_workers()
@@ -111,7 +112,7 @@ class VerVectorEnvFactory(VectorEnvFactory):
         )
 
     @staticmethod
-    def _env_config(
+    def env_config(
         config: Any, env_index: int, scenes: List[str], is_first_rank: bool
     ) -> Any:
         env_config = config.copy()

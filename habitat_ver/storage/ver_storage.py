@@ -390,10 +390,9 @@ class VERStorage(Storage):
             td.map_in_place(lambda t: t.share_memory_())
 
     def insert_first_observations(self, batch: Any) -> None:
-        raise NotImplementedError(
-            "VERStorage stores each observation with its policy outputs: use "
-            "insert(env_ids, observations=..., ...)"
-        )
+        """Nothing to store: each observation is stored by :meth:`insert`
+        together with the policy's outputs on it (habitat's trainer calls
+        this once after resetting the envs)."""
 
     def advance_rollout(self, buffer_index: int = 0) -> None:
         raise NotImplementedError("VERStorage has no shared step index; insert() advances envs")

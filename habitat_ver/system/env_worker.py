@@ -1,0 +1,108 @@
+"""The environment worker: one process per env, stepping as soon as told.
+
+Commands arrive as :class:`Command` members on the worker's own queue; the
+action is read from the shared ``actions`` row and the result is written to the
+shared observation/reward/done rows.  The worker then reports ``(READY, i)`` on
+the common result queue.  Nothing but enum members and small ints crosses a
+queue on the hot path; an exception is reported once as ``(FAILED, i, text)``
+and ends the worker.
+"""
+
+import enum
+import os
+import signal
+import traceback
+from typing import Any, Callable, Tuple
+
+import numpy as np
+from gym import spaces
+
+
+class Command(enum.IntEnum):
+    RESET = 0
+    STEP = 1
+    CLOSE = 2
+
+
+class Report(enum.IntEnum):
+    SPACES = 0  # payload: (observation_space, action_space), once at start
+    READY = 1  # env i's row holds a new step result
+    FAILED = 2  # payload: the formatted traceback
+    CLOSED = 3
+
+
+def _as_dict(observation: Any) -> dict:
+    # habitat's EnvObsDictWrapper convention: a bare array becomes {"obs": ...}.
+    return observation if isinstance(observation, dict) else {"obs": observation}
+
+
+def _as_dict_space(space: spaces.Space) -> spaces.Dict:
+    return space if isinstance(space, spaces.Dict) else spaces.Dict({"obs": space})
+
+
+def env_action(action_row: Any, action_space: spaces.Space) -> Any:
+    """Shared-memory action row -> what ``env.step`` takes."""
+    if isinstance(action_space, spaces.Discrete):
+        return int(action_row[0])
+    return np.clip(action_row.numpy(), action_space.low, action_space.high)
+
+
+class EnvStepper:
+    """Runs one env against its shared rows (used in-process and in workers)."""
+
+    def __init__(self, env: Any, index: int, buffers: Any):
+        self.env = env
+        self.index = index
+        self.buffers = buffers
+
+    def spaces(self) -> Tuple[spaces.Dict, spaces.Space]:
+        return _as_dict_space(self.env.observation_space), self.env.action_space
+
+    def reset(self) -> None:
+        self.buffers.write_step(self.index, _as_dict(self.env.reset()), 0.0, False)
+
+    def step(self) -> None:
+        action = env_action(self.buffers.actions[self.index], self.env.action_space)
+        observation, reward, done, _ = self.env.step(action)
+        if done:
+            observation = self.env.reset()
+        self.buffers.write_step(self.index, _as_dict(observation), reward, done)
+
+
+def init_process(
+    index: int, make_env: Callable[[], Any], commands: Any, reports: Any
+) -> None:
+    """Entry point of an env worker process.
+
+    Protocol: build the env, report its spaces, receive the shared buffers
+    (sized from env 0's spaces) as the first command, then serve commands.
+
+    Args:
+        index: this env's row.
+        make_env: builds the env (called once, in this process).
+        commands: this worker's command queue.
+        reports: the queue shared by all workers.
+    """
+    # Ctrl-C goes to the whole process group: the trainer decides how to stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        env = make_env()
+        reports.put((Report.SPACES, index, EnvStepper(env, index, None).spaces()))
+        stepper = EnvStepper(env, index, commands.get())
+        _serve(stepper, commands, reports)
+    except Exception:  # noqa: BLE001 - reported to the trainer, which raises
+        reports.put((Report.FAILED, index, f"[pid {os.getpid()}] {traceback.format_exc()}"))
+
+
+def _serve(stepper: EnvStepper, commands: Any, reports: Any) -> None:
+    while True:
+        command = commands.get()
+        if command == Command.STEP:
+            stepper.step()
+        elif command == Command.RESET:
+            stepper.reset()
+        else:
+            stepper.env.close()
+            reports.put((Report.CLOSED, stepper.index, None))
+            return
+        reports.put((Report.READY, stepper.index, None))

@@ -1,0 +1,211 @@
+"""A pool of environment workers that step independently (VER's env side).
+
+``send_actions(ids)`` lets those envs step as soon as their action row is
+written; ``wait_ready()`` returns the ids whose results have arrived, whoever
+they are.  ``serial=True`` runs every env in this process (tests, debugging):
+the same rows and the same order of events, no processes.
+
+Shutdown is total: :meth:`EnvWorkerPool.close` asks every worker to stop,
+then terminates and joins whatever is left, so no process outlives the pool,
+also after a worker failed (the error names the env, its scenario and the
+worker's traceback).
+"""
+
+import collections
+import multiprocessing as mp
+import queue
+import traceback
+from typing import Any, Callable, Deque, Dict, List, Optional, Sequence
+
+import torch
+from torch import Tensor
+
+from habitat_ver.system.env_worker import Command, EnvStepper, Report, init_process
+from habitat_ver.system.shared_buffers import EnvSharedBuffers
+
+START_TIMEOUT_S = 300.0
+
+
+class EnvWorkerError(RuntimeError):
+    """An environment raised; the message names it and carries its traceback."""
+
+
+class EnvWorkerPool:
+    """``N`` envs, each stepping in its own process (or in-process if serial).
+
+    Args:
+        make_envs: one zero-argument, picklable env builder per env.
+        describe: env index -> a short description for error messages.
+        serial: run the envs in this process.
+    """
+
+    def __init__(
+        self, make_envs: Sequence[Callable[[], Any]],
+        describe: Callable[[int], str] = str, serial: bool = False,
+    ):
+        self.num_envs = len(make_envs)
+        self._describe = describe
+        self._serial = serial
+        self._ready: Deque[int] = collections.deque()
+        self._processes: List[Any] = []
+        self._closed = False
+        if serial:
+            self._steppers = [EnvStepper(make(), i, None) for i, make in enumerate(make_envs)]
+            spaces = self._steppers[0].spaces()
+        else:
+            spaces = self._start_processes(make_envs)
+        self.observation_space, self.action_space = spaces
+        self.buffers = EnvSharedBuffers.allocate(self.num_envs, *spaces)
+        if serial:
+            for stepper in self._steppers:
+                stepper.buffers = self.buffers
+        else:
+            for commands in self._commands:
+                commands.put(self.buffers)
+
+    # ----------------------------------------------------------- processes
+    def _start_processes(self, make_envs: Sequence[Callable[[], Any]]) -> Any:
+        context = mp.get_context("forkserver")
+        context.set_forkserver_preload(["habitat_ver"])
+        self._reports = context.Queue()
+        self._commands = [context.SimpleQueue() for _ in make_envs]
+        for index, make in enumerate(make_envs):
+            process = context.Process(
+                target=init_process, args=(index, make, self._commands[index], self._reports),
+                daemon=True, name=f"habitat_ver-env-{index}",
+            )
+            process.start()
+            self._processes.append(process)
+        spaces = {}
+        while len(spaces) < self.num_envs:
+            kind, index, payload = self._get_report(START_TIMEOUT_S)
+            spaces[index] = payload
+        return spaces[0]
+
+    def _get_report(self, timeout: Optional[float]) -> Any:
+        try:
+            report = self._reports.get(timeout=timeout)
+        except queue.Empty:
+            dead = [i for i, p in enumerate(self._processes) if not p.is_alive()]
+            if dead:
+                self._fail(dead[0], f"its process exited with code {self._processes[dead[0]].exitcode}")
+            raise
+        if report[0] == Report.FAILED:
+            self._fail(report[1], report[2])
+        return report
+
+    def _fail(self, index: int, details: str) -> None:
+        self.close()
+        raise EnvWorkerError(
+            f"environment {index} ({self._describe(index)}) failed; all env "
+            f"workers were shut down.\n{details}"
+        )
+
+    # -------------------------------------------------------------- stepping
+    def _command(self, ids: Sequence[int], command: Command) -> None:
+        if self._serial:
+            for i in ids:
+                stepper = self._steppers[i]
+                try:
+                    stepper.step() if command == Command.STEP else stepper.reset()
+                except Exception:  # noqa: BLE001 - reported like a worker's
+                    self._fail(i, traceback.format_exc())
+                self._ready.append(i)
+            return
+        for i in ids:
+            self._commands[i].put(command)
+
+    def reset_all(self) -> None:
+        """Reset every env; results arrive through :meth:`wait_ready`."""
+        self._command(range(self.num_envs), Command.RESET)
+
+    def reset(self) -> List[Dict[str, Any]]:
+        """Reset every env and wait for all; habitat VectorEnv's contract.
+
+        Returns:
+            One observation dict (numpy arrays) per env.
+        """
+        self.reset_all()
+        waiting = set(range(self.num_envs))
+        while waiting:
+            waiting -= set(self.wait_ready(self.num_envs))
+        return [
+            {k: v[i].numpy() for k, v in self.buffers.observations.items()}
+            for i in range(self.num_envs)
+        ]
+
+    @staticmethod
+    def post_step(observations: Any) -> Any:
+        """habitat VectorEnv's hook; nothing to do here."""
+        return observations
+
+    def send_actions(self, ids: Tensor, actions: Tensor) -> None:
+        """Write ``actions`` into the rows of ``ids`` and let those envs step."""
+        ids_list = ids.tolist()
+        self.buffers.actions[ids] = actions.to(self.buffers.actions.dtype).view(
+            len(ids_list), *self.buffers.actions.shape[1:]
+        )
+        self._command(ids_list, Command.STEP)
+
+    def wait_ready(self, max_batch: int, timeout: Optional[float] = None) -> List[int]:
+        """Ids with a new result: blocks for one, then takes what has arrived.
+
+        Results not returned (beyond ``max_batch``) stay queued, in order.
+        """
+        if not self._ready and not self._serial:
+            self._ready.append(self._get_report(timeout)[1])
+        if not self._serial:
+            while True:
+                try:
+                    report = self._reports.get_nowait()
+                except queue.Empty:
+                    break
+                if report[0] == Report.FAILED:
+                    self._fail(report[1], report[2])
+                self._ready.append(report[1])
+        if not self._ready:
+            raise RuntimeError("wait_ready: no env is stepping")
+        count = min(max_batch, len(self._ready))
+        return [self._ready.popleft() for _ in range(count)]
+
+    def push_back(self, ids: Sequence[int]) -> None:
+        """Return ready ids that the caller could not use yet (kept first)."""
+        self._ready.extendleft(reversed(list(ids)))
+
+    def read(self, ids: Tensor) -> Any:
+        """Copies of the observations, rewards and dones of ``ids``."""
+        obs = {k: v[ids] for k, v in self.buffers.observations.items()}
+        return obs, self.buffers.rewards[ids].clone(), self.buffers.dones[ids].clone()
+
+    # -------------------------------------------------------------- shutdown
+    def close(self) -> None:
+        """Stop every worker; idempotent, safe after a failure."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._serial:
+            for stepper in self._steppers:
+                stepper.env.close()
+            return
+        for commands, process in zip(self._commands, self._processes):
+            if process.is_alive():
+                try:
+                    commands.put(Command.CLOSE)
+                except (OSError, ValueError):
+                    pass
+        for process in self._processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
+                process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        self._reports.close()
+        self._reports.join_thread()
+
+    def __enter__(self) -> "EnvWorkerPool":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,83 @@
+"""The `ver` trainer on CartPole: variable rollouts, NoVER, inflight actions."""
+
+import time
+
+import pytest
+import torch
+
+from habitat_ver.common.checkpoint import ResumeStateFiles
+from habitat_ver.config.compose import get_config
+from habitat_ver.run import execute_exp
+from habitat_ver.trainers.ver import VERTrainer
+
+from .conftest import run_overrides
+
+T, N = 16, 2
+
+
+def _straggler(slow_index: int, seconds: float):
+    """Env ``slow_index`` waits ``seconds`` per step, the others 1 ms."""
+    s = "habitat_baselines.embedded_env.straggler"
+    return [f"{s}.enabled=True", f"{s}.base_step_seconds=0.001",
+            f"{s}.speed_factor_min=1.0", f"{s}.speed_factor_max=1.0",
+            f"{s}.jitter=0.0", f"{s}.long_step_prob=0.0",
+            f"{s}.slow_env_indices=[{slow_index}]", f"{s}.slow_factor={seconds / 0.001}"]
+
+
+def test_short_run_collects_t_times_n_steps_per_rollout(out_dir):
+    trainer = execute_exp(get_config("gym/ver_cartpole", run_overrides(out_dir, 3)), "train")
+    assert trainer.num_updates_done == 3
+    assert trainer.num_steps_done == 3 * T * N
+    assert [sum(c) for c in trainer.env_steps_per_rollout] == [T * N] * 3
+    resume = ResumeStateFiles(str(out_dir / "checkpoints")).load()
+    steps = {int(s["step"]) for s in resume["optim_state"]["state"].values()}
+    assert steps == {3 * 2 * 1}  # updates x epochs x minibatches
+
+
+def test_nover_takes_exactly_t_steps_from_every_env(out_dir):
+    overrides = run_overrides(out_dir, 3) + ["habitat_baselines.rl.ver.variable_experience=False"]
+    trainer = execute_exp(get_config("gym/ver_cartpole", overrides), "train")
+    assert trainer.env_steps_per_rollout == [[T] * N] * 3
+
+
+def _trainer(out_dir, extra):
+    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2) + extra)
+    trainer = VERTrainer(config)
+    trainer._init_train()
+    return trainer
+
+
+@pytest.mark.multiproc
+def test_slow_envs_step_lands_once_in_the_next_rollout(out_dir):
+    # Env 0 takes 1.5 s per step; env 1 is free. Rollout 1 fills its T*N
+    # steps from env 1 alone while env 0's first action is in flight.
+    trainer = _trainer(out_dir, _straggler(0, 1.5))
+    try:
+        assert trainer._collect_rollout() == T * N
+        assert trainer.env_steps_per_rollout[0] == [0, T * N]
+        trainer._learn(T * N)
+        rollouts = trainer._agent.rollouts
+        assert rollouts.current_policy_version == 2
+        # Env 0's in-flight step was carried to the front of the new rollout,
+        # stamped with the policy version that chose its action.
+        assert int(rollouts.buffers["policy_version"][0]) == 1
+        time.sleep(1.6)  # env 0's result has arrived by now
+        assert trainer._collect_rollout() == T * N
+        env0 = trainer.env_steps_per_rollout[1][0]
+        assert env0 == 1  # its one step, counted once, in the second rollout
+        assert sum(trainer.env_steps_per_rollout[1]) == T * N
+    finally:
+        trainer.envs.close()
+
+
+def test_importance_weights_reach_the_loss(out_dir):
+    trainer = _trainer(out_dir, _straggler(0, 0.2))
+    try:
+        trainer._collect_rollout()
+        losses = trainer._learn(T * N)
+        counts = torch.tensor(trainer.env_steps_per_rollout[0], dtype=torch.float)
+        assert counts[0] < counts[1]  # the slow env contributed less
+        assert "ver_is_coeffs_max" in losses and losses["ver_is_coeffs_max"] <= 1.0
+        assert losses["ver_is_coeffs_min"] < 1.0  # the fast env is down-weighted
+    finally:
+        trainer.envs.close()
