@@ -1,10 +1,89 @@
-"""Provisional env builder: habitat's own gym construction (see factory.py)."""
+"""Builds one environment of a run, inside its worker process.
 
-from typing import Any
+:class:`~habitat_ver.envs.factory.VerVectorEnvFactory` hands :func:`build_env`
+to habitat's ``VectorEnv``.  Gym tasks still go through habitat's own path
+(``make_gym_from_config`` -> ``make_env_fn`` -> ``GymRegistryEnv`` ->
+``gym.make``, then ``env.seed(habitat.seed)``); on top of it this applies
+``habitat_baselines.embedded_env``: which scenario env ``i`` runs, the
+resolution and frame skip of our Doom envs, and the straggler wrapper.
+"""
 
+import contextlib
+from typing import Any, Dict, Iterator
+
+from gym.envs.registration import registry
+from habitat.config import read_write
 from habitat.gym import make_gym_from_config
+
+from habitat_ver.config.embedded_env import EmbeddedEnvConfig
+from habitat_ver.config.schema import section_or_default
+from habitat_ver.envs import DOOM_IDS
+from habitat_ver.envs.straggler import StragglerWrapper
+
+GYM_ENV_TASK = "GymRegistryEnv"
+
+
+def scenario_for(config: Any, env_index: int) -> str:
+    """The gym id env ``env_index`` runs: the mix if one is set, else the task's."""
+    embedded = section_or_default(config, "embedded_env", EmbeddedEnvConfig)
+    if len(embedded.scenarios) > 0:
+        return str(embedded.scenarios[env_index % len(embedded.scenarios)])
+    return str(config.habitat.env_task_gym_id)
+
+
+@contextlib.contextmanager
+def _registry_kwargs(gym_id: str, overrides: Dict[str, Any]) -> Iterator[None]:
+    # GymRegistryEnv calls gym.make(id) without kwargs, so the settings go into
+    # the registry entry for the duration of the construction, and are taken
+    # out again so that a later plain gym.make(id) sees the registered defaults.
+    spec = registry.env_specs[gym_id]
+    registered = spec.kwargs
+    spec.kwargs = dict(registered, **overrides)
+    try:
+        yield
+    finally:
+        spec.kwargs = registered
+
+
+def _with_gym_id(config: Any, gym_id: str) -> Any:
+    if gym_id == config.habitat.env_task_gym_id:
+        return config
+    config = config.copy()
+    with read_write(config):
+        config.habitat.env_task_gym_id = gym_id
+    return config
 
 
 def build_env(config: Any, env_index: int) -> Any:
-    """Build env ``env_index`` of the run in a worker process."""
-    return make_gym_from_config(config)
+    """Build the run's env number ``env_index``; habitat's ``make_env_fn`` contract.
+
+    Args:
+        config: the env's config (``habitat.seed`` already offset by the
+            factory).  ``habitat_baselines.embedded_env`` may be absent
+            (upstream configs); its defaults apply then.
+        env_index: global index of the env across ranks; picks the scenario
+            of a mix and the straggler's random stream.
+
+    Returns:
+        habitat's ``GymRegistryEnv`` (in a :class:`StragglerWrapper` when
+        ``embedded_env.straggler.enabled``) for ``habitat.env_task ==
+        "GymRegistryEnv"``; otherwise exactly what ``make_gym_from_config``
+        builds.
+    """
+    if config.habitat.env_task != GYM_ENV_TASK:
+        return make_gym_from_config(config)
+    embedded = section_or_default(config, "embedded_env", EmbeddedEnvConfig)
+    gym_id = scenario_for(config, env_index)
+    config = _with_gym_id(config, gym_id)
+    if gym_id in DOOM_IDS:
+        overrides = {
+            "resolution": tuple(int(v) for v in embedded.resolution),
+            "frame_skip": int(embedded.frame_skip),
+        }
+        with _registry_kwargs(gym_id, overrides):
+            env = make_gym_from_config(config)
+    else:
+        env = make_gym_from_config(config)
+    if embedded.straggler.enabled:
+        env = StragglerWrapper(env, embedded.straggler, env_index)
+    return env

@@ -1,0 +1,140 @@
+"""build_env: habitat's GymRegistryEnv path plus scenario mix, resolution, stragglers."""
+
+import gym
+import numpy as np
+import pytest
+from omegaconf import OmegaConf
+
+import habitat_ver  # noqa: F401  (sim-free mode before habitat)
+from habitat.core.environments import GymRegistryEnv
+from habitat_ver.config.embedded_env import EmbeddedEnvConfig
+from habitat_ver.envs.builder import build_env, scenario_for
+from habitat_ver.envs.doom import DoomEnv
+from habitat_ver.envs.straggler import StragglerWrapper
+
+MIX = [
+    "habitat_ver/DoomMyWayHome-v0",
+    "habitat_ver/DoomHealthGathering-v0",
+    "habitat_ver/DoomDefendTheCenter-v0",
+    "habitat_ver/DoomDeathmatchBots-v0",
+]
+
+
+def _config(gym_id="habitat_ver/DoomMyWayHome-v0", embedded=None, seed=3):
+    """The keys habitat's make_gym_from_config / GymRegistryEnv read."""
+    habitat = {
+        "env_task": "GymRegistryEnv",
+        "env_task_gym_id": gym_id,
+        "env_task_gym_dependencies": ["habitat_ver.envs"],
+        "seed": seed,
+        "dataset": {"type": "NoEpisodes-v0"},
+    }
+    baselines = {}
+    if embedded is not None:
+        section = OmegaConf.structured(EmbeddedEnvConfig)
+        baselines["embedded_env"] = OmegaConf.merge(section, embedded)
+    return OmegaConf.create({"habitat": habitat, "habitat_baselines": baselines})
+
+
+def _doom(env) -> DoomEnv:
+    return env.unwrapped
+
+
+def test_cartpole_through_gym_registry_env():
+    env = build_env(_config("CartPole-v1"), env_index=0)
+    assert isinstance(env, GymRegistryEnv)
+    obs = env.reset()
+    assert obs.shape == (4,)
+    obs, reward, done, _ = env.step(env.action_space.sample())
+    assert obs.shape == (4,) and reward == 1.0
+    env.close()
+
+
+def test_cartpole_is_seeded_with_habitat_seed():
+    starts = [build_env(_config("CartPole-v1", seed=s), 0).reset() for s in (3, 3, 4)]
+    np.testing.assert_array_equal(starts[0], starts[1])
+    assert not np.array_equal(starts[0], starts[2])
+
+
+def test_doom_gets_resolution_and_frame_skip():
+    cfg = _config(embedded={"resolution": [36, 48], "frame_skip": 2})
+    env = build_env(cfg, env_index=0)
+    assert isinstance(env, GymRegistryEnv)
+    assert env.observation_space["rgb"].shape == (36, 48, 3)
+    assert env.reset()["rgb"].shape == (36, 48, 3)
+    assert _doom(env).frame_skip == 2
+    env.close()
+    # The registry entry keeps its defaults for a plain gym.make afterwards.
+    plain = gym.make("habitat_ver/DoomMyWayHome-v0")
+    assert plain.observation_space["rgb"].shape == (72, 96, 3)
+
+
+def test_upstream_config_without_section_uses_defaults():
+    env = build_env(_config(), env_index=5)
+    default = EmbeddedEnvConfig()
+    assert env.observation_space["rgb"].shape == (*default.resolution, 3)
+    assert _doom(env).frame_skip == default.frame_skip
+    assert not isinstance(env, StragglerWrapper)
+
+
+def test_scenario_mix_is_dealt_out_by_env_index():
+    cfg = _config(embedded={"scenarios": MIX})
+    assert [scenario_for(cfg, i) for i in range(6)] == MIX + MIX[:2]
+    names = [_doom(build_env(cfg, i)).scenario_name for i in (0, 3, 5)]
+    assert names == ["my_way_home", "deathmatch_bots", "health_gathering"]
+
+
+def test_without_mix_every_env_runs_the_task_id():
+    cfg = _config("habitat_ver/DoomDefendTheCenter-v0", embedded={})
+    assert {scenario_for(cfg, i) for i in range(4)} == {"habitat_ver/DoomDefendTheCenter-v0"}
+
+
+def test_straggler_wrapper_iff_enabled(monkeypatch):
+    from habitat_ver.envs import straggler as straggler_module
+
+    slept = []
+    monkeypatch.setattr(straggler_module.time, "sleep", slept.append)
+    straggler = {"enabled": True, "speed_factor_min": 2.0, "speed_factor_max": 2.0,
+                 "jitter": 0.0, "long_step_prob": 0.0, "base_step_seconds": 0.01,
+                 "slow_env_indices": [1], "slow_factor": 3.0}
+    cfg = _config("CartPole-v1", embedded={"straggler": straggler})
+    fast, slow = build_env(cfg, 0), build_env(cfg, 1)
+    assert isinstance(fast, StragglerWrapper) and isinstance(fast.env, GymRegistryEnv)
+    assert (fast.speed_factor, slow.speed_factor) == (2.0, 6.0)
+    fast.reset()
+    slow.reset()
+    fast.step(0)
+    slow.step(0)
+    # 2 * 0.01 s and 3 * 2 * 0.01 s
+    assert slept == pytest.approx([0.02, 0.06])
+    off = _config("CartPole-v1", embedded={"straggler": {"enabled": False}})
+    assert isinstance(build_env(off, 0), GymRegistryEnv)
+
+
+def test_other_env_tasks_defer_to_habitat(monkeypatch):
+    from habitat_ver.envs import builder
+
+    seen = []
+    monkeypatch.setattr(builder, "make_gym_from_config", lambda c: seen.append(c) or "env")
+    cfg = _config(embedded={"scenarios": MIX, "straggler": {"enabled": True}})
+    cfg.habitat.env_task = "GymHabitatEnv"
+    assert build_env(cfg, 2) == "env"
+    assert seen == [cfg]  # the config passed on unchanged
+
+
+@pytest.mark.multiproc
+def test_vector_env_workers_build_the_mix():
+    from habitat_ver.envs.factory import VerVectorEnvFactory
+
+    cfg = _config(embedded={"scenarios": MIX[2:], "resolution": [24, 32]})
+    cfg.habitat_baselines.num_environments = 2
+    cfg.habitat.task = {"measurements": {}, "rank0_measure_names": [],
+                        "rank0_env0_measure_names": []}
+    envs = VerVectorEnvFactory().construct_envs(cfg)
+    try:
+        observations = envs.reset()
+        names = envs.call(["scenario_name"] * 2)
+    finally:
+        envs.close()
+    assert [obs["rgb"].shape for obs in observations] == [(24, 32, 3)] * 2
+    assert names == ["defend_the_center", "deathmatch_bots"]
