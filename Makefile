@@ -1,5 +1,5 @@
 # habitat-ver: every set-up step lives here, so a fresh machine needs only
-#   make demo   (train on the embedded default environment)
+#   make demo   (train VER on the embedded default environment)
 #   make test   (the whole test suite, slow learning checks included)
 
 PYTHON ?= python3.11
@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.habitat-ver-installed
 # The main job's config and any extra Hydra overrides, e.g.
 #   make demo DEMO_ARGS="habitat_baselines.num_environments=4"
-DEMO_CONFIG ?= doom/ddppo_my_way_home
+DEMO_CONFIG ?= doom/ver_my_way_home
 DEMO_ARGS ?= habitat_baselines.total_num_steps=200000
 PYTEST_ARGS ?=
 

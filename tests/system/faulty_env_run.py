@@ -1,0 +1,48 @@
+"""Run by test_worker_pool.py in a fresh interpreter (not collected).
+
+Steps CartPole and an env that raises at its third step in an EnvWorkerPool
+and prints the error the pool raised.
+"""
+
+import functools
+import sys
+
+import gym
+import torch
+
+import habitat_ver  # noqa: F401
+from habitat_ver.system.worker_pool import EnvWorkerError, EnvWorkerPool
+
+
+class RaisesOnThirdStep(gym.Wrapper):
+    def __init__(self):
+        super().__init__(gym.make("CartPole-v1"))
+        self.steps = 0
+
+    def step(self, action):
+        self.steps += 1
+        if self.steps == 3:
+            raise ValueError("boom at step 3")
+        return self.env.step(action)
+
+
+def main() -> None:
+    names = ["CartPole-v1", "RaisesOnThirdStep"]
+    makers = [functools.partial(gym.make, "CartPole-v1"), RaisesOnThirdStep]
+    pool = EnvWorkerPool(makers, describe=lambda i: names[i], serial=sys.argv[1] == "serial")
+    pool.reset()
+    try:
+        for _ in range(100):
+            ids = torch.arange(pool.num_envs)
+            pool.send_actions(ids, torch.zeros(2, 1, dtype=torch.long))
+            waiting = set(range(pool.num_envs))
+            while waiting:
+                waiting -= set(pool.wait_ready(2))
+    except EnvWorkerError as error:
+        print(f"ERROR: {error}")
+        return
+    print("no error")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+"""Env worker pool: a failing env is reported once and nothing is left behind."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).with_name("faulty_env_run.py")
+
+
+def _processes_mentioning(marker: str):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append((pid, cmdline.replace("\0", " ")[:120]))
+    return found
+
+
+@pytest.mark.multiproc
+@pytest.mark.parametrize("mode", ["processes", "serial"])
+def test_failing_env_is_named_and_every_worker_is_gone(tmp_path, mode):
+    # A copy of the script in a fresh folder: that folder is on the workers'
+    # sys.path, so it marks every process the run started.
+    marker_dir = tmp_path / "pool_run_marker"
+    marker_dir.mkdir()
+    script = marker_dir / SCRIPT.name
+    script.write_text(SCRIPT.read_text())
+    shm_before = set(os.listdir("/dev/shm"))
+    done = subprocess.run([sys.executable, str(script), mode], capture_output=True,
+                          text=True, timeout=180, cwd=marker_dir)
+    assert done.returncode == 0, done.stderr[-3000:]
+    error = done.stdout
+    assert "ERROR: environment 1 (RaisesOnThirdStep) failed" in error
+    assert "all env workers were shut down" in error
+    assert "ValueError: boom at step 3" in error  # the worker's traceback
+    assert _processes_mentioning(str(marker_dir)) == []
+    assert set(os.listdir("/dev/shm")) - shm_before == set()
