@@ -15,10 +15,15 @@ WORKER = Path(__file__).with_name("ddppo_rank_worker.py")
 NUM_STEPS = 16
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
+def _free_ports(count: int):
+    """Distinct free ports (all sockets held open while choosing)."""
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
 
 
 @pytest.mark.multiproc
@@ -32,12 +37,15 @@ def test_straggler_rank_is_preempted_and_parameters_stay_identical(tmp_path):
         "habitat_baselines.embedded_env.straggler.slow_env_indices=[2,3]",
         "habitat_baselines.embedded_env.straggler.slow_factor=40",
     ]
-    env = dict(os.environ, MAIN_PORT=str(_free_port()), MAIN_ADDR="127.0.0.1",
+    store_port, launcher_port = _free_ports(2)
+    env = dict(os.environ, MAIN_PORT=str(store_port), MAIN_ADDR="127.0.0.1",
                GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
-           f"--master_port={_free_port()}", str(WORKER), str(tmp_path), *overrides]
+           f"--master_port={launcher_port}", str(WORKER), str(tmp_path), *overrides]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.returncode == 0, "\n".join(
+        l for l in done.stderr.splitlines() if "rank1]" in l or "Error" in l
+    )[-6000:]
     fast, slow = (json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1))
 
     assert fast["params"] == slow["params"]  # gradients were averaged every update

@@ -24,3 +24,18 @@ def test_ddppo_solves_cartpole_within_300k_steps(out_dir):
     trainer = execute_exp(get_config("gym/ddppo_cartpole", overrides), "train")
     assert trainer.num_steps_done >= 300000
     assert trainer.window_reward() >= CARTPOLE_BAR
+
+
+@pytest.mark.slow
+def test_ver_solves_cartpole_within_300k_steps(out_dir):
+    overrides = run_overrides(out_dir) + [
+        "habitat_baselines.num_environments=8",
+        "habitat_baselines.num_updates=-1",
+        "habitat_baselines.total_num_steps=300000",
+        "habitat_baselines.rl.ppo.num_steps=32",
+        "habitat_baselines.rl.ppo.ppo_epoch=20",
+        "habitat_baselines.rl.preemption.save_resume_state_interval=100",
+    ]
+    trainer = execute_exp(get_config("gym/ver_cartpole", overrides), "train")
+    assert trainer.num_steps_done >= 300000
+    assert trainer.window_reward() >= CARTPOLE_BAR
