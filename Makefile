@@ -9,7 +9,7 @@ STAMP := $(VENV)/.habitat-ver-installed
 # The main job's config and any extra Hydra overrides, e.g.
 #   make demo DEMO_ARGS="habitat_baselines.num_environments=4"
 DEMO_CONFIG ?= doom/ver_my_way_home
-DEMO_ARGS ?= habitat_baselines.total_num_steps=200000
+DEMO_ARGS ?= habitat_baselines.total_num_steps=40000
 PYTEST_ARGS ?=
 
 .PHONY: demo test test-fast install clean

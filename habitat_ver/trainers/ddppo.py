@@ -14,6 +14,7 @@ through our per-update rollout tracker, and long runs show progress.
 """
 
 import contextlib
+import os
 import time
 from collections import deque
 from typing import Any, Dict, List, Optional
@@ -123,6 +124,13 @@ class DDPPOTrainer(PPOTrainer):
         )
 
     # ------------------------------------------------------------- the loop
+    def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:
+        # Every rank opens the log file, but upstream creates folders on rank 0
+        # only: a fast rank 1 would crash on a missing folder.
+        log_folder = os.path.dirname(os.path.abspath(self.config.habitat_baselines.log_file))
+        os.makedirs(log_folder, exist_ok=True)
+        super()._init_train(resume_state)
+
     def _init_preemption(self) -> None:
         if not self._is_distributed:
             return

@@ -9,8 +9,9 @@ from habitat_ver.config.compose import config_names, get_config
 
 def test_tree_has_the_documented_configs():
     names = set(config_names())
-    assert {"gym/ddppo_cartpole", "doom/ddppo_my_way_home",
-            "doom/ddppo_mixed_stragglers", "rearrange/ddppo_pick"} <= names
+    assert {"gym/ddppo_cartpole", "doom/ddppo_my_way_home", "gym/ver_cartpole",
+            "doom/ver_my_way_home", "doom/ddppo_mixed_stragglers",
+            "rearrange/ddppo_pick"} <= names
 
 
 @pytest.mark.parametrize("name", config_names())

@@ -1,7 +1,7 @@
-"""One rank of the 2-rank DD-PPO test (run under torchrun; not collected).
+"""One rank of the 2-rank tests (run under torchrun; not collected).
 
-Usage: python -m torch.distributed.run ... ddppo_rank_worker.py OUT_JSON_DIR OVERRIDE...
-Trains with our `ddppo` trainer and writes what the test checks to
+Usage: python -m torch.distributed.run ... ddppo_rank_worker.py OUT_JSON_DIR CONFIG OVERRIDE...
+Trains with the config's trainer and writes what the tests check to
 ``<OUT_JSON_DIR>/rank<r>.json``.
 """
 
@@ -12,7 +12,7 @@ import sys
 
 import habitat_ver  # noqa: F401  (sim-free mode before habitat)
 from habitat_ver.config.compose import get_config
-from habitat_ver.trainers.ddppo import DDPPOTrainer
+from habitat_ver.run import get_trainer_class
 
 
 def _digest(state_dict) -> str:
@@ -24,8 +24,9 @@ def _digest(state_dict) -> str:
 
 
 def main() -> None:
-    out_dir, overrides = sys.argv[1], sys.argv[2:]
-    trainer = DDPPOTrainer(get_config("gym/ddppo_cartpole", overrides))
+    out_dir, config_name, overrides = sys.argv[1], sys.argv[2], sys.argv[3:]
+    config = get_config(config_name, overrides)
+    trainer = get_trainer_class(config.habitat_baselines.trainer_name)(config)
     trainer.train()
     rank = int(os.environ["RANK"])
     report = dict(

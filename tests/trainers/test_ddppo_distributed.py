@@ -26,6 +26,33 @@ def _free_ports(count: int):
     return ports
 
 
+def _run_two_ranks(tmp_path, config_name, overrides):
+    """Train on 2 gloo ranks; returns each rank's report."""
+    store_port, launcher_port = _free_ports(2)
+    env = dict(os.environ, MAIN_PORT=str(store_port), MAIN_ADDR="127.0.0.1",
+               GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
+           f"--master_port={launcher_port}", str(WORKER), str(tmp_path), config_name,
+           *overrides]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, "\n".join(
+        l for l in done.stderr.splitlines() if "rank1]" in l or "Error" in l
+    )[-6000:]
+    return [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+
+
+@pytest.mark.multiproc
+def test_ver_on_two_ranks_keeps_parameters_identical(tmp_path):
+    updates = 3
+    rank0, rank1 = _run_two_ranks(
+        tmp_path, "gym/ver_cartpole", run_overrides(tmp_path / "run", num_updates=updates)
+    )
+    assert rank0["params"] == rank1["params"]
+    # Each rank's rollout holds T*N steps; the step counter sums both ranks.
+    assert rank0["rollout_lengths"] == rank1["rollout_lengths"] == [NUM_STEPS * 2] * updates
+    assert rank0["num_steps_done"] == rank1["num_steps_done"] == updates * 2 * NUM_STEPS * 2
+
+
 @pytest.mark.multiproc
 def test_straggler_rank_is_preempted_and_parameters_stay_identical(tmp_path):
     updates = 4
@@ -37,16 +64,7 @@ def test_straggler_rank_is_preempted_and_parameters_stay_identical(tmp_path):
         "habitat_baselines.embedded_env.straggler.slow_env_indices=[2,3]",
         "habitat_baselines.embedded_env.straggler.slow_factor=40",
     ]
-    store_port, launcher_port = _free_ports(2)
-    env = dict(os.environ, MAIN_PORT=str(store_port), MAIN_ADDR="127.0.0.1",
-               GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
-           f"--master_port={launcher_port}", str(WORKER), str(tmp_path), *overrides]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, "\n".join(
-        l for l in done.stderr.splitlines() if "rank1]" in l or "Error" in l
-    )[-6000:]
-    fast, slow = (json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1))
+    fast, slow = _run_two_ranks(tmp_path, "gym/ddppo_cartpole", overrides)
 
     assert fast["params"] == slow["params"]  # gradients were averaged every update
     assert fast["num_updates_done"] == slow["num_updates_done"] == updates
