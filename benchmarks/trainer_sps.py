@@ -68,7 +68,9 @@ def run_variant(config: str, steps: int, extra: list, envs: int) -> dict:
         wall = time.monotonic() - start
         if done.returncode != 0:
             return {"error": done.stderr.strip().splitlines()[-1:], "wall_s": wall}
-        return {"sps": _last_fps(Path(f"{out}/train.log").read_text()), "wall_s": wall}
+        # habitat's logger writes to stderr (and the log file, where a trainer
+        # sets one up; upstream's VER does not).
+        return {"sps": _last_fps(done.stderr + done.stdout), "wall_s": wall}
 
 
 def main() -> None:
