@@ -22,6 +22,8 @@ from torch import nn
 from habitat_baselines.rl.models.rnn_state_encoder import build_rnn_state_encoder
 from habitat_baselines.rl.ppo.policy import Net, NetPolicy
 
+from habitat_ver.policies.agent_config import agent_policy_config
+
 if TYPE_CHECKING:
     from omegaconf import DictConfig
 
@@ -208,10 +210,7 @@ class CompactPolicy(NetPolicy):
         agent_name: Optional[str] = None,
         **kwargs,
     ) -> "CompactPolicy":
-        policies = config.habitat_baselines.rl.policy
-        policy_config = policies[agent_name] if agent_name in policies else None
-        if policy_config is None and len(policies) == 1:
-            policy_config = next(iter(policies.values()))
+        policy_config = agent_policy_config(config, agent_name)
         return cls(
             observation_space=observation_space,
             action_space=action_space,

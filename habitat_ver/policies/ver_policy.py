@@ -36,6 +36,7 @@ from habitat_baselines.rl.ppo.policy import (
 )
 from habitat_ver.config.schema import section_or_default
 from habitat_ver.config.ver_policy import VERPolicyConfig
+from habitat_ver.policies.agent_config import agent_policy_config
 from habitat_ver.policies.action_heads import (
     ActionHead,
     flat_action_space,
@@ -329,10 +330,7 @@ class VERPolicy(NetPolicy):
                 f"habitat_baselines.rl.ddppo.backbone={backbone!r} is not "
                 f"supported by VERPolicy; allowed: {list(SUPPORTED_BACKBONES)}"
             )
-        policies = baselines.rl.policy
-        policy_config = policies[agent_name] if agent_name in policies else None
-        if policy_config is None and len(policies) == 1:
-            policy_config = next(iter(policies.values()))
+        policy_config = agent_policy_config(config, agent_name)
         ver_config = section_or_default(config, "ver_policy", VERPolicyConfig)
         return cls(
             observation_space=observation_space,

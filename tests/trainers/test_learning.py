@@ -11,7 +11,8 @@ CARTPOLE_BAR = 400.0  # mean return over the reward window; the cap is 500
 
 
 @pytest.mark.slow
-def test_ddppo_solves_cartpole_within_300k_steps(out_dir):
+@pytest.mark.parametrize("config_name", ["gym/ddppo_cartpole", "gym/ver_cartpole"])
+def test_solves_cartpole_within_300k_steps(out_dir, config_name):
     overrides = run_overrides(out_dir) + [
         "habitat_baselines.num_environments=8",
         "habitat_baselines.num_updates=-1",
@@ -21,21 +22,6 @@ def test_ddppo_solves_cartpole_within_300k_steps(out_dir):
         "habitat_baselines.rl.ppo.ppo_epoch=20",
         "habitat_baselines.rl.preemption.save_resume_state_interval=100",
     ]
-    trainer = execute_exp(get_config("gym/ddppo_cartpole", overrides), "train")
-    assert trainer.num_steps_done >= 300000
-    assert trainer.window_reward() >= CARTPOLE_BAR
-
-
-@pytest.mark.slow
-def test_ver_solves_cartpole_within_300k_steps(out_dir):
-    overrides = run_overrides(out_dir) + [
-        "habitat_baselines.num_environments=8",
-        "habitat_baselines.num_updates=-1",
-        "habitat_baselines.total_num_steps=300000",
-        "habitat_baselines.rl.ppo.num_steps=32",
-        "habitat_baselines.rl.ppo.ppo_epoch=20",
-        "habitat_baselines.rl.preemption.save_resume_state_interval=100",
-    ]
-    trainer = execute_exp(get_config("gym/ver_cartpole", overrides), "train")
+    trainer = execute_exp(get_config(config_name, overrides), "train")
     assert trainer.num_steps_done >= 300000
     assert trainer.window_reward() >= CARTPOLE_BAR
