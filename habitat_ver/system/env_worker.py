@@ -12,10 +12,13 @@ import enum
 import os
 import signal
 import traceback
-from typing import Any, Callable, Tuple
+from typing import Any, Callable, List, Tuple
 
 import numpy as np
 from gym import spaces
+from habitat_baselines.utils.info_dict import extract_scalars_from_info
+
+from habitat_ver.system.shared_buffers import InfoColumns
 
 
 class Command(enum.IntEnum):
@@ -29,6 +32,7 @@ class Report(enum.IntEnum):
     READY = 1  # env i's row holds a new step result
     FAILED = 2  # payload: the formatted traceback
     CLOSED = 3
+    INFO_NAMES = 4  # payload: env i's info metric names, sent when they grow
 
 
 def _as_dict(observation: Any) -> dict:
@@ -48,12 +52,25 @@ def env_action(action_row: Any, action_space: spaces.Space) -> Any:
 
 
 class EnvStepper:
-    """Runs one env against its shared rows (used in-process and in workers)."""
+    """Runs one env against its shared rows (used in-process and in workers).
 
-    def __init__(self, env: Any, index: int, buffers: Any):
+    Args:
+        env: the environment.
+        index: its row.
+        buffers: the shared rows (set later when they do not exist yet).
+        on_info_names: called with the new name list when this env's info
+            dict brings metrics not seen before (rare; not per step).
+    """
+
+    def __init__(
+        self, env: Any, index: int, buffers: Any,
+        on_info_names: Callable[[int, List[str]], None] = lambda i, names: None,
+    ):
         self.env = env
         self.index = index
         self.buffers = buffers
+        self._info_columns = InfoColumns()
+        self._on_info_names = on_info_names
 
     def spaces(self) -> Tuple[spaces.Dict, spaces.Space]:
         return _as_dict_space(self.env.observation_space), self.env.action_space
@@ -63,10 +80,13 @@ class EnvStepper:
 
     def step(self) -> None:
         action = env_action(self.buffers.actions[self.index], self.env.action_space)
-        observation, reward, done, _ = self.env.step(action)
+        observation, reward, done, info = self.env.step(action)
+        values, new_names = self._info_columns.values(extract_scalars_from_info(info))
+        if new_names is not None:
+            self._on_info_names(self.index, new_names)
         if done:
             observation = self.env.reset()
-        self.buffers.write_step(self.index, _as_dict(observation), reward, done)
+        self.buffers.write_step(self.index, _as_dict(observation), reward, done, values)
 
 
 def init_process(
@@ -88,7 +108,10 @@ def init_process(
     try:
         env = make_env()
         reports.put((Report.SPACES, index, EnvStepper(env, index, None).spaces()))
-        stepper = EnvStepper(env, index, commands.get())
+        stepper = EnvStepper(
+            env, index, commands.get(),
+            on_info_names=lambda i, names: reports.put((Report.INFO_NAMES, i, names)),
+        )
         _serve(stepper, commands, reports)
     except Exception:  # noqa: BLE001 - reported to the trainer, which raises
         reports.put((Report.FAILED, index, f"[pid {os.getpid()}] {traceback.format_exc()}"))

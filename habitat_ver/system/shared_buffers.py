@@ -10,12 +10,16 @@ read of a row nobody wrote yet is visible.
 """
 
 from dataclasses import dataclass
-from typing import Dict
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
 from gym import spaces
 from torch import Tensor
+
+
+# Scalar info metrics kept per env (habitat tasks report a handful).
+MAX_INFO_SCALARS = 32
 
 
 def _action_buffer(num_envs: int, action_space: spaces.Space) -> Tensor:
@@ -39,12 +43,16 @@ class EnvSharedBuffers:
         dones: ``[N]`` bool, True when the last step ended the episode (the
             observation is then the first of the next episode).
         actions: ``[N, 1]`` long (Discrete) or ``[N, *shape]`` float (Box).
+        infos: ``[N, MAX_INFO_SCALARS]`` float, the scalar metrics of the
+            env's info dict (NaN where absent); each worker announces which
+            metric its columns hold (:class:`InfoColumns`).
     """
 
     observations: Dict[str, Tensor]
     rewards: Tensor
     dones: Tensor
     actions: Tensor
+    infos: Tensor
 
     @classmethod
     def allocate(
@@ -59,6 +67,7 @@ class EnvSharedBuffers:
             rewards=torch.full((num_envs,), float("nan")),
             dones=torch.zeros(num_envs, dtype=torch.bool),
             actions=_action_buffer(num_envs, action_space),
+            infos=torch.full((num_envs, MAX_INFO_SCALARS), float("nan")),
         )
         for tensor in buffers.tensors():
             tensor.share_memory_()
@@ -69,10 +78,44 @@ class EnvSharedBuffers:
         yield self.rewards
         yield self.dones
         yield self.actions
+        yield self.infos
 
-    def write_step(self, index: int, observation: Dict, reward: float, done: bool) -> None:
+    def write_step(
+        self, index: int, observation: Dict, reward: float, done: bool,
+        info_values: Optional[List[float]] = None,
+    ) -> None:
         """Worker side: publish env ``index``'s step result."""
         for key, value in observation.items():
             self.observations[key][index].copy_(torch.as_tensor(np.asarray(value)))
         self.rewards[index] = float(reward)
         self.dones[index] = bool(done)
+        row = self.infos[index]
+        row.fill_(float("nan"))
+        if info_values:
+            row[: len(info_values)] = torch.tensor(info_values, dtype=row.dtype)
+
+
+class InfoColumns:
+    """Which info metric each column of an env's ``infos`` row holds.
+
+    The worker side calls :meth:`values` on every info dict: it returns the
+    row's values and, when the dict brought metric names not seen before,
+    the new full name list, which the worker sends once to the trainer.
+    """
+
+    def __init__(self) -> None:
+        self.names: List[str] = []
+        self._column: Dict[str, int] = {}
+
+    def values(self, scalars: Dict[str, float]) -> Tuple[List[float], Optional[List[str]]]:
+        grew = False
+        for name in sorted(scalars):
+            if name not in self._column and len(self.names) < MAX_INFO_SCALARS:
+                self._column[name] = len(self.names)
+                self.names.append(name)
+                grew = True
+        row = [float("nan")] * len(self.names)
+        for name, value in scalars.items():
+            if name in self._column:
+                row[self._column[name]] = float(value)
+        return row, (list(self.names) if grew else None)

@@ -49,8 +49,13 @@ class EnvWorkerPool:
         self._ready: Deque[int] = collections.deque()
         self._processes: List[Any] = []
         self._closed = False
+        # Per env, the info metric held by each column of its `infos` row.
+        self.info_names: List[List[str]] = [[] for _ in make_envs]
         if serial:
-            self._steppers = [EnvStepper(make(), i, None) for i, make in enumerate(make_envs)]
+            self._steppers = [
+                EnvStepper(make(), i, None, on_info_names=self._set_info_names)
+                for i, make in enumerate(make_envs)
+            ]
             spaces = self._steppers[0].spaces()
         else:
             spaces = self._start_processes(make_envs)
@@ -93,6 +98,26 @@ class EnvWorkerPool:
         if report[0] == Report.FAILED:
             self._fail(report[1], report[2])
         return report
+
+    def _set_info_names(self, index: int, names: List[str]) -> None:
+        self.info_names[index] = names
+
+    def _next_ready(self, timeout: Optional[float], block: bool) -> Optional[int]:
+        """The next READY env id from the report queue (None when empty)."""
+        while True:
+            if block:
+                report = self._get_report(timeout)
+            else:
+                try:
+                    report = self._reports.get_nowait()
+                except queue.Empty:
+                    return None
+                if report[0] == Report.FAILED:
+                    self._fail(report[1], report[2])
+            if report[0] == Report.INFO_NAMES:
+                self._set_info_names(report[1], report[2])
+                continue
+            return report[1]
 
     def _fail(self, index: int, details: str) -> None:
         self.close()
@@ -152,17 +177,11 @@ class EnvWorkerPool:
 
         Results not returned (beyond ``max_batch``) stay queued, in order.
         """
-        if not self._ready and not self._serial:
-            self._ready.append(self._get_report(timeout)[1])
         if not self._serial:
-            while True:
-                try:
-                    report = self._reports.get_nowait()
-                except queue.Empty:
-                    break
-                if report[0] == Report.FAILED:
-                    self._fail(report[1], report[2])
-                self._ready.append(report[1])
+            if not self._ready:
+                self._ready.append(self._next_ready(timeout, block=True))
+            while (index := self._next_ready(None, block=False)) is not None:
+                self._ready.append(index)
         if not self._ready:
             raise RuntimeError("wait_ready: no env is stepping")
         count = min(max_batch, len(self._ready))
@@ -173,9 +192,10 @@ class EnvWorkerPool:
         self._ready.extendleft(reversed(list(ids)))
 
     def read(self, ids: Tensor) -> Any:
-        """Copies of the observations, rewards and dones of ``ids``."""
+        """Copies of the observations, rewards, dones and info rows of ``ids``."""
         obs = {k: v[ids] for k, v in self.buffers.observations.items()}
-        return obs, self.buffers.rewards[ids].clone(), self.buffers.dones[ids].clone()
+        return (obs, self.buffers.rewards[ids].clone(), self.buffers.dones[ids].clone(),
+                self.buffers.infos[ids].clone())
 
     # -------------------------------------------------------------- shutdown
     def close(self) -> None:

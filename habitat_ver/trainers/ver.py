@@ -111,18 +111,32 @@ class VERTrainer(DDPPOTrainer):
         self._held.extend(held)
         return fits
 
-    def _record_episodes(self, ids: Tensor, rewards: Tensor, dones: Tensor) -> None:
+    def _record_episodes(
+        self, ids: Tensor, rewards: Tensor, dones: Tensor, infos: Tensor
+    ) -> None:
+        """Upstream's episode statistics: return, count and the info metrics
+        of each episode's last step."""
         rewards, dones = rewards.view(-1, 1), dones.view(-1, 1).float()
         self.current_episode_reward[ids] += rewards
-        self.running_episode_stats["reward"][ids] += self.current_episode_reward[ids] * dones
-        self.running_episode_stats["count"][ids] += dones
+        stats = self.running_episode_stats
+        stats["reward"][ids] += self.current_episode_reward[ids] * dones
+        stats["count"][ids] += dones
         self.current_episode_reward[ids] *= 1.0 - dones
+        for row, env in enumerate(ids.tolist()):
+            if not dones[row]:
+                continue
+            for column, name in enumerate(self.envs.info_names[env]):
+                value = float(infos[row, column])
+                if value == value:  # NaN: the metric was absent this step
+                    if name not in stats:
+                        stats[name] = torch.zeros_like(stats["count"])
+                    stats[name][env] += value
 
     def _act(self, ids: Tensor, first: bool = False) -> None:
         """Inference for ``ids`` on their latest results, then send actions."""
-        observations, rewards, dones = self.envs.read(ids)
+        observations, rewards, dones, infos = self.envs.read(ids)
         if not first:
-            self._record_episodes(ids, rewards, dones)
+            self._record_episodes(ids, rewards, dones, infos)
         masks = torch.logical_not(dones).view(-1, 1)
         if first:
             masks[:] = False
