@@ -33,6 +33,16 @@ class ProgressConfig:
 
 
 @dataclass
+class VERSystemConfig:
+    """How the `ver` trainer batches inference over ready environments."""
+
+    # Wait for at least this fraction of the envs before running inference...
+    min_batch_fraction: float = 0.25
+    # ...but never longer than this, in milliseconds, after the first arrived.
+    max_wait_ms: float = 2.0
+
+
+@dataclass
 class HabitatVerBaselinesConfig(HabitatBaselinesRLConfig):
     """Upstream's RL schema plus habitat-ver's sections."""
 
@@ -40,6 +50,8 @@ class HabitatVerBaselinesConfig(HabitatBaselinesRLConfig):
     embedded_env: EmbeddedEnvConfig = field(default_factory=EmbeddedEnvConfig)
     # Progress bar settings.
     progress: ProgressConfig = field(default_factory=ProgressConfig)
+    # Dynamic batching of the `ver` trainer's inference.
+    ver_system: VERSystemConfig = field(default_factory=VERSystemConfig)
     # VERPolicy's encoder and embedding knobs (habitat_ver/config/ver_policy.py).
     ver_policy: VERPolicyConfig = field(default_factory=VERPolicyConfig)
 

@@ -14,6 +14,7 @@ worker's traceback).
 import collections
 import multiprocessing as mp
 import queue
+import time
 import traceback
 from typing import Any, Callable, Deque, Dict, List, Optional, Sequence
 
@@ -172,8 +173,13 @@ class EnvWorkerPool:
         )
         self._command(ids_list, Command.STEP)
 
-    def wait_ready(self, max_batch: int, timeout: Optional[float] = None) -> List[int]:
-        """Ids with a new result: blocks for one, then takes what has arrived.
+    def wait_ready(
+        self, max_batch: int, min_batch: int = 1, max_wait_s: float = 0.0,
+        timeout: Optional[float] = None,
+    ) -> List[int]:
+        """Ids with a new result: blocks for one, then takes what has arrived,
+        waiting up to ``max_wait_s`` more for ``min_batch`` of them (bigger
+        inference batches amortise the policy's per-call cost).
 
         Results not returned (beyond ``max_batch``) stay queued, in order.
         """
@@ -182,6 +188,12 @@ class EnvWorkerPool:
                 self._ready.append(self._next_ready(timeout, block=True))
             while (index := self._next_ready(None, block=False)) is not None:
                 self._ready.append(index)
+            deadline = time.monotonic() + max_wait_s
+            while len(self._ready) < min_batch and (left := deadline - time.monotonic()) > 0:
+                try:
+                    self._ready.append(self._next_ready(left, block=True))
+                except queue.Empty:
+                    break
         if not self._ready:
             raise RuntimeError("wait_ready: no env is stepping")
         count = min(max_batch, len(self._ready))

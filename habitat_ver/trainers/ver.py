@@ -26,6 +26,7 @@ from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 from habitat_baselines.utils.common import inference_mode
 from torch import Tensor
 
+from habitat_ver.config.schema import VERSystemConfig, section_or_default
 from habitat_ver.envs.builder import build_env, scenario_for
 from habitat_ver.envs.factory import VerVectorEnvFactory, rank
 from habitat_ver.system.worker_pool import EnvWorkerPool
@@ -95,8 +96,15 @@ class VERTrainer(DDPPOTrainer):
                                          device=self.device)
 
     # ------------------------------------------------------------ collection
-    def _max_batch(self) -> int:
-        return self.envs.num_envs
+    def _wait_ready(self) -> List[int]:
+        """Ready envs, batched as ``habitat_baselines.ver_system`` asks."""
+        system = section_or_default(self.config, "ver_system", VERSystemConfig)
+        n = self.envs.num_envs
+        return self.envs.wait_ready(
+            max_batch=n,
+            min_batch=max(1, int(system.min_batch_fraction * n)),
+            max_wait_s=system.max_wait_ms / 1000.0,
+        )
 
     def _admit(self, ids: List[int]) -> List[int]:
         """The ready envs whose step fits in this rollout; the rest are held."""
@@ -170,7 +178,7 @@ class VERTrainer(DDPPOTrainer):
         rollouts = self._agent.rollouts
         self._start_rollout()
         while not rollouts.rollout_done:
-            ids = self._admit(self.envs.wait_ready(self._max_batch()))
+            ids = self._admit(self._wait_ready())
             if ids:
                 self._act(torch.tensor(ids, dtype=torch.long))
         steps = rollouts.steps_collected
