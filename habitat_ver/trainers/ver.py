@@ -27,6 +27,7 @@ from habitat_baselines.utils.common import inference_mode
 from torch import Tensor
 
 from habitat_ver.config.schema import VERSystemConfig, section_or_default
+from habitat_ver.config.validate import ConfigError
 from habitat_ver.envs.builder import build_env, scenario_for
 from habitat_ver.envs.factory import VerVectorEnvFactory, rank
 from habitat_ver.system.worker_pool import EnvWorkerPool
@@ -199,8 +200,14 @@ class VERTrainer(DDPPOTrainer):
         return losses
 
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:
-        super()._init_train(resume_state)
         ver = self.config.habitat_baselines.rl.ver
+        if ver.overlap_rollouts_and_learn:
+            raise ConfigError(
+                "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True is not "
+                "supported yet by habitat-ver's `ver` (envs with actions in flight "
+                "keep stepping while it learns); set it to False"
+            )
+        super()._init_train(resume_state)
         if ver.num_inference_workers > 1:
             logger.info(
                 f"habitat_baselines.rl.ver.num_inference_workers={ver.num_inference_workers}: "
