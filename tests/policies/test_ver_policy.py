@@ -19,6 +19,8 @@ from habitat_ver.config.ver_policy import VERPolicyConfig
 from habitat_ver.policies.action_heads import ActionHead, GaussianHead
 from habitat_ver.policies.ver_policy import VERPolicy
 
+from .conftest import random_obs
+
 SMALL = VERPolicyConfig(base_planes=8, ngroups=4, visual_embedding_size=16,
                         prev_action_embedding_size=4)
 HAB_ACTIONS = spaces.Dict({
@@ -38,15 +40,6 @@ def _obs_space(size=32, rgb=False):
     return spaces.Dict(d)
 
 
-def _obs(space, batch, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    out = {}
-    for k, s in space.spaces.items():
-        if s.dtype == np.uint8:
-            out[k] = torch.randint(0, 256, (batch, *s.shape), generator=g, dtype=torch.uint8)
-        else:
-            out[k] = torch.rand(batch, *s.shape, generator=g)
-    return out
 
 
 def _small_policy(action_space=HAB_ACTIONS, seed=0, hidden_size=16, **kw):
@@ -69,7 +62,7 @@ def test_paper_sized_policy_shapes_and_parameter_count(rgb, channels):
     assert policy.recurrent_hidden_size == 512
     assert policy.policy_action_space.shape == (9,)
     n = 2
-    out = policy.act(_obs(space, n), torch.zeros(n, 4, 512), torch.zeros(n, 9),
+    out = policy.act(random_obs(space, n), torch.zeros(n, 4, 512), torch.zeros(n, 9),
                      torch.zeros(n, 1, dtype=torch.bool))
     assert out.actions.shape == (n, 9)
     assert out.action_log_probs.shape == (n, 1) and out.values.shape == (n, 1)
@@ -145,7 +138,7 @@ def _sequence_batch(policy, steps=5, envs=3, seed=3):
     g = torch.Generator().manual_seed(seed)
     masks = torch.rand(steps, envs, 1, generator=g) > 0.3
     batch = dict(
-        observations=_obs(_obs_space(), steps * envs, seed),
+        observations=random_obs(_obs_space(), steps * envs, seed),
         rnn_hidden_states=torch.randn(envs, policy.num_recurrent_layers, 16, generator=g),
         prev_actions=torch.randn(steps * envs, 9, generator=g),
         masks=masks.view(-1, 1),
@@ -180,7 +173,7 @@ def test_checkpoint_loads_into_fresh_policy_with_identical_outputs(tmp_path):
     for a, b in zip(policy.evaluate_actions(*args, seq_info)[:4],
                     fresh.evaluate_actions(*args, seq_info)[:4]):
         assert torch.equal(a, b)
-    obs = _obs(_obs_space(), 3)
+    obs = random_obs(_obs_space(), 3)
     h = torch.zeros(3, 4, 16)
     prev, masks = torch.zeros(3, 9), torch.ones(3, 1, dtype=torch.bool)
     assert torch.equal(policy.act(obs, h, prev, masks, deterministic=True).actions,
@@ -191,7 +184,7 @@ def test_checkpoint_loads_into_fresh_policy_with_identical_outputs(tmp_path):
 def test_policy_overfits_tiny_supervised_batch():
     policy = _small_policy(action_space=spaces.Discrete(4), seed=6, hidden_size=64)
     n = 8
-    obs = _obs(_obs_space(), n, seed=6)
+    obs = random_obs(_obs_space(), n, seed=6)
     targets = torch.arange(n)[:, None] % 4
     returns = torch.linspace(-1, 1, n)[:, None]
     h = torch.zeros(n, policy.num_recurrent_layers, 64)
@@ -216,13 +209,13 @@ def test_discrete_policy_runs_through_upstream_storage_and_ppo():
     steps, envs = 4, 2
     storage = RolloutStorage(steps, envs, _obs_space(), policy.policy_action_space,
                              policy, is_double_buffered=False)
-    storage.insert_first_observations(_obs(_obs_space(), envs))
+    storage.insert_first_observations(random_obs(_obs_space(), envs))
     for t in range(steps):
         cur = storage.buffers[t]
         with torch.no_grad():
             out = policy.act(cur["observations"], cur["recurrent_hidden_states"],
                              cur["prev_actions"], cur["masks"])
-        storage.insert(next_observations=_obs(_obs_space(), envs, t + 1),
+        storage.insert(next_observations=random_obs(_obs_space(), envs, t + 1),
                        next_recurrent_hidden_states=out.rnn_hidden_states,
                        actions=out.actions, action_log_probs=out.action_log_probs,
                        value_preds=out.values, rewards=torch.rand(envs, 1),

@@ -17,6 +17,8 @@ from habitat_ver.policies.visual_encoder import (
     VisualEncoder,
 )
 
+from .conftest import random_obs
+
 
 def _space(size=128, depth=True, rgb=False):
     d = {}
@@ -27,15 +29,6 @@ def _space(size=128, depth=True, rgb=False):
     return spaces.Dict(d)
 
 
-def _obs(space, batch=2, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    out = {}
-    for k, s in space.spaces.items():
-        if s.dtype == np.uint8:
-            out[k] = torch.randint(0, 256, (batch, *s.shape), generator=g, dtype=torch.uint8)
-        else:
-            out[k] = torch.rand(batch, *s.shape, generator=g)
-    return out
 
 
 def _count(module):
@@ -76,7 +69,7 @@ def _half_width_resnet18_reference(in_channels):
 def test_output_shape_and_parameter_count_128(depth, rgb, channels):
     space = _space(128, depth=depth, rgb=rgb)
     enc = VisualEncoder(space, list(space.spaces))
-    out = enc(_obs(space))
+    out = enc(random_obs(space))
     # 128 -> 4x4 after the backbone; 2048 / 16 = 128 compressed channels.
     assert enc.output_shape == (128, 4, 4)
     assert out.shape == (2, 2048)
@@ -134,7 +127,7 @@ def test_non_square_input():
     enc = VisualEncoder(space, ["depth"], base_planes=8, ngroups=4)
     # backbone 2x3 -> round(2048 / 6) = 341 channels
     assert enc.output_shape == (341, 2, 3)
-    assert enc(_obs(space)).shape == (2, 341 * 6)
+    assert enc(random_obs(space)).shape == (2, 341 * 6)
 
 
 def test_too_small_or_mismatched_images_are_refused():
@@ -164,7 +157,7 @@ def test_inputs_normalised_in_one_place():
 def test_gradients_reach_every_parameter():
     space = _space(32, depth=True, rgb=True)
     enc = VisualEncoder(space, ["depth", "rgb"], base_planes=8, ngroups=4)
-    enc(_obs(space, batch=3)).square().sum().backward()
+    enc(random_obs(space, batch=3)).square().sum().backward()
     for name, p in enc.named_parameters():
         assert p.grad is not None, name
         assert p.grad.abs().sum() > 0, name
@@ -173,7 +166,7 @@ def test_gradients_reach_every_parameter():
 def test_channels_last_gives_same_output():
     space = _space(32)
     enc = VisualEncoder(space, ["depth"], base_planes=8, ngroups=4)
-    obs = _obs(space)
+    obs = random_obs(space)
     expected = enc(obs)
     enc.use_channels_last()
     torch.testing.assert_close(enc(obs), expected, rtol=1e-4, atol=1e-5)
