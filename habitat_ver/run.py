@@ -39,6 +39,7 @@ USER_ERRORS = (
     OmegaConfBaseException,
 )
 USAGE_EXIT_CODE = 2
+INTERRUPTED_EXIT_CODE = 130  # the shell's code for SIGINT
 
 
 class UnknownTrainerError(ConfigError):
@@ -92,6 +93,11 @@ def _hydra_main(cfg: Any) -> None:
         execute_exp(cfg, "eval" if cfg.habitat_baselines.evaluate else "train")
     except USER_ERRORS as error:
         _fail(error)
+    except KeyboardInterrupt:
+        # The trainer already shut its env workers down (train()'s finally).
+        print("habitat_ver.run: interrupted; restart the same command to resume "
+              "from the last resume state", file=sys.stderr)
+        sys.exit(INTERRUPTED_EXIT_CODE)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
