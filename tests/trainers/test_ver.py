@@ -1,9 +1,5 @@
 """The `ver` trainer on CartPole: variable rollouts, NoVER, inflight actions."""
 
-import os
-import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -86,38 +82,3 @@ def test_importance_weights_reach_the_loss(out_dir):
     finally:
         trainer.envs.close()
 
-
-def _processes_in(folder) -> list:
-    """Processes whose working directory is ``folder`` (the run's and its children's)."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if os.readlink(f"/proc/{pid}/cwd") == str(folder):
-                found.append(pid)
-        except OSError:
-            continue
-    return found
-
-
-@pytest.mark.multiproc
-def test_ctrl_c_stops_the_run_and_every_worker(tmp_path):
-    out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "habitat_ver.run", "--config-name=gym/ver_cartpole",
-           *run_overrides(out, num_updates=100000)]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while not (out / "checkpoints" / "resume-state.pth").exists():
-        assert proc.poll() is None, proc.stderr.read()[-3000:]
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends
-    proc.wait(timeout=60)
-    assert proc.returncode == 130
-    assert "interrupted" in proc.stderr.read()
-    # multiprocessing's forkserver exits when it sees its parent's pipe close;
-    # give it a moment, then nothing of the run may remain.
-    deadline = time.monotonic() + 10
-    while _processes_in(tmp_path) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert _processes_in(tmp_path) == []
