@@ -31,6 +31,9 @@ VARIANTS = {
     "nover": ["habitat_baselines.trainer_name=ver",
               "habitat_baselines.rollout_storage_name=VERStorage",
               "habitat_baselines.rl.ver.variable_experience=False"],
+    "ver_overlap": ["habitat_baselines.trainer_name=ver",
+                    "habitat_baselines.rollout_storage_name=VERStorage",
+                    "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"],
     "upstream_ddppo": ["habitat_baselines.trainer_name=upstream_ddppo"],
     # habitat-baselines' own VER, on the same envs (its default 2 inference workers).
     "upstream_ver": ["habitat_baselines.trainer_name=upstream_ver"],

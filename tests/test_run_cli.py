@@ -66,8 +66,3 @@ def test_unknown_key_is_reported_by_name():
 def test_config_error_is_a_value_error():
     assert issubclass(ConfigError, ValueError)
 
-
-def test_unsupported_ver_overlap_is_refused_by_name():
-    done = _run("--config-name=gym/ver_cartpole",
-                "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True")
-    _assert_one_line_error(done, "overlap_rollouts_and_learn=True", "set it to False")

@@ -363,20 +363,38 @@ class VERStorage(Storage):
 
     def after_update(self) -> None:
         """Starts the next rollout, carrying each env's pending step first."""
-        pending = self._counters["pending_slot"]
+        self.continue_from(self)
+
+    def continue_from(self, source: "VERStorage") -> None:
+        """Makes this storage hold the rollout that follows ``source``'s.
+
+        ``source``'s pending steps (actions in flight) become this storage's
+        first slots and everything else is cleared. ``source`` itself is only
+        read, so with ``overlap_rollouts_and_learn`` the next rollout fills a
+        second storage while PPO still learns on ``source``; with
+        ``source is self`` this is :meth:`after_update`.
+        """
+        if (source.capacity, source.num_envs) != (self.capacity, self._num_envs):
+            raise ValueError("continue_from: storages of different sizes")
+        pending = source._counters["pending_slot"]
         has = pending >= 0
         src = pending[has]
         k = src.numel()
         dst = torch.arange(k)
-        self.buffers[dst.to(self.device)] = self.buffers[src.to(self.device)]
-        self._slots[dst] = self._slots[src]
+        # Advanced indexing copies the rows first, so source may be self.
+        self.buffers[dst.to(self.device)] = source.buffers[src.to(source.device)]
+        self._slots[dst] = source._slots[src]
+        self._counters["next_step_id"][:] = source._counters["next_step_id"]
+        new_pending = torch.full_like(pending, -1)
+        new_pending[has] = dst
+        self._counters["pending_slot"][:] = new_pending
         for key in _SENTINEL_KEYS:
             self.buffers[key][k:] = float("nan")
         self._slots["env_ids"][k:] = -1
         self._slots["learnable"][:] = False
-        pending[has] = dst
         self._counters["num_slots"][:] = k
         self._counters["env_steps"][:] = 0
+        self.current_policy_version = source.current_policy_version
         self._plan = None
 
     # ------------------------------------------------- habitat's interface

@@ -8,7 +8,10 @@ batching up to ``max_batch``); each step lands in
 ``T * N`` steps from whichever envs delivered them; the actions computed last
 stay in flight and their steps count in the next rollout.  With
 ``habitat_baselines.rl.ver.variable_experience=False`` (NoVER) every env
-contributes exactly ``T`` steps.
+contributes exactly ``T`` steps.  With
+``habitat_baselines.rl.ver.overlap_rollouts_and_learn=True`` the envs keep
+stepping while PPO learns: a thread acts with a frozen copy of the policy and
+fills a second storage, which becomes the next rollout.
 
 Everything else -- set-up, learning, checkpoints, resume, logging, evaluation
 (upstream's vector env and evaluator) -- is :class:`DDPPOTrainer`'s, through
@@ -16,8 +19,12 @@ its named hooks (``_init_envs``, ``_create_agent``, ``_collect_rollout``,
 ``_update_agent``).
 """
 
+import contextlib
+import copy
 import functools
-from typing import Any, Dict, List, Optional
+import queue
+import threading
+from typing import Any, Dict, Iterator, List, Optional
 
 import torch
 from habitat import logger
@@ -27,7 +34,6 @@ from habitat_baselines.utils.common import inference_mode
 from torch import Tensor
 
 from habitat_ver.config.schema import VERSystemConfig, section_or_default
-from habitat_ver.config.validate import ConfigError
 from habitat_ver.envs.builder import build_env, scenario_for
 from habitat_ver.envs.factory import VerVectorEnvFactory, rank
 from habitat_ver.system.worker_pool import EnvWorkerPool
@@ -49,6 +55,8 @@ class VERTrainer(DDPPOTrainer):
         self._fresh = True  # every env waits for its first action
         # Steps each env contributed, per rollout (what VER varies).
         self.env_steps_per_rollout: List[List[int]] = []
+        # overlap_rollouts_and_learn: the policy copy the collector acts with.
+        self._inference_policy: Optional[Any] = None
 
     # --------------------------------------------------------------- set-up
     def _init_envs(self, config: Any = None, is_eval: bool = False) -> None:
@@ -107,9 +115,9 @@ class VERTrainer(DDPPOTrainer):
             max_wait_s=system.max_wait_ms / 1000.0,
         )
 
-    def _admit(self, ids: List[int]) -> List[int]:
+    def _admit(self, ids: List[int], rollouts: Any = None) -> List[int]:
         """The ready envs whose step fits in this rollout; the rest are held."""
-        rollouts = self._agent.rollouts
+        rollouts = self._agent.rollouts if rollouts is None else rollouts
         if rollouts.variable_experience:
             room = rollouts.num_steps * rollouts.num_envs - rollouts.steps_collected
             fits, held = ids[:room], ids[room:]
@@ -141,8 +149,16 @@ class VERTrainer(DDPPOTrainer):
                         stats[name] = torch.zeros_like(stats["count"])
                     stats[name][env] += value
 
-    def _act(self, ids: Tensor, first: bool = False) -> None:
-        """Inference for ``ids`` on their latest results, then send actions."""
+    def _act(
+        self, ids: Tensor, first: bool = False, rollouts: Any = None, policy: Any = None
+    ) -> None:
+        """Inference for ``ids`` on their latest results, then send actions.
+
+        ``rollouts`` and ``policy`` default to the agent's; the collection
+        that overlaps learning passes the next storage and a frozen copy.
+        """
+        rollouts = self._agent.rollouts if rollouts is None else rollouts
+        policy = self._agent.actor_critic if policy is None else policy
         observations, rewards, dones, infos = self.envs.read(ids)
         if not first:
             self._record_episodes(ids, rewards, dones, infos)
@@ -153,8 +169,8 @@ class VERTrainer(DDPPOTrainer):
         batch = apply_obs_transforms_batch(batch, self.obs_transforms)
         hidden, prev_actions = self._hidden[ids], self._prev_actions[ids]
         with inference_mode():
-            out = self._agent.actor_critic.act(batch, hidden, prev_actions, masks.to(self.device))
-        self._agent.rollouts.insert(
+            out = policy.act(batch, hidden, prev_actions, masks.to(self.device))
+        rollouts.insert(
             ids, observations=batch, recurrent_hidden_states=hidden,
             prev_actions=prev_actions, masks=masks, actions=out.actions,
             action_log_probs=out.action_log_probs, value_preds=out.values,
@@ -193,20 +209,75 @@ class VERTrainer(DDPPOTrainer):
         rollouts = self._agent.rollouts
         rollouts.compute_returns(None, ppo.use_gae, ppo.gamma, ppo.tau)
         self._agent.train()
-        losses = self._agent.updater.update(rollouts)
-        rollouts.after_update()
-        rollouts.increment_policy_version()
+        if self.config.habitat_baselines.rl.ver.overlap_rollouts_and_learn:
+            with self._collecting_while_learning():
+                losses = self._agent.updater.update(rollouts)
+        else:
+            losses = self._agent.updater.update(rollouts)
+            rollouts.after_update()
+        self._agent.rollouts.increment_policy_version()
         self._agent.after_update()
         return losses
 
+    # ------------------------------------------------ overlapped collection
+    @contextlib.contextmanager
+    def _collecting_while_learning(self) -> Iterator[None]:
+        """Envs keep stepping while PPO learns (``overlap_rollouts_and_learn``).
+
+        A thread acts with a frozen copy of the pre-update policy and fills
+        the next rollout's storage; the learnt storage is left untouched.
+        Its steps carry the old policy version, so PPO's ratio (and the
+        logged ``policy_version_difference``) treat them as one update stale.
+        """
+        nxt = self._agent.begin_next_rollout()
+        policy = self._frozen_policy()
+        stop, failure = threading.Event(), []
+        thread = threading.Thread(
+            target=self._collect_until, args=(nxt, policy, stop, failure),
+            name="habitat_ver-overlap-collector", daemon=True,
+        )
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+        if failure:
+            raise failure[0]
+        self._agent.swap_rollouts()
+
+    def _frozen_policy(self) -> Any:
+        """A copy of the policy with the current weights, for the collector."""
+        policy = self._agent.actor_critic
+        if self._inference_policy is None:
+            self._inference_policy = copy.deepcopy(policy).eval().requires_grad_(False)
+        self._inference_policy.load_state_dict(policy.state_dict())
+        return self._inference_policy
+
+    def _collect_until(
+        self, rollouts: Any, policy: Any, stop: threading.Event, failure: List[BaseException]
+    ) -> None:
+        """The overlap thread: collect into ``rollouts`` until ``stop`` or full."""
+        system = section_or_default(self.config, "ver_system", VERSystemConfig)
+        n = self.envs.num_envs
+        try:
+            while not stop.is_set() and not rollouts.rollout_done:
+                try:
+                    ready = self.envs.wait_ready(
+                        max_batch=n, min_batch=max(1, int(system.min_batch_fraction * n)),
+                        max_wait_s=system.max_wait_ms / 1000.0, timeout=0.05,
+                    )
+                except queue.Empty:
+                    continue
+                ids = self._admit(ready, rollouts)
+                if ids:
+                    self._act(torch.tensor(ids, dtype=torch.long), rollouts=rollouts,
+                              policy=policy)
+        except BaseException as error:  # noqa: BLE001 - re-raised by the trainer
+            failure.append(error)
+
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:
         ver = self.config.habitat_baselines.rl.ver
-        if ver.overlap_rollouts_and_learn:
-            raise ConfigError(
-                "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True is not "
-                "supported yet by habitat-ver's `ver` (envs with actions in flight "
-                "keep stepping while it learns); set it to False"
-            )
         super()._init_train(resume_state)
         if ver.num_inference_workers > 1:
             logger.info(

@@ -3,10 +3,12 @@
 Upstream's ``SingleAgentAccessMgr._create_storage`` passes only the storage
 contract's arguments; VER's storage also needs ``variable_experience`` (from
 upstream's ``habitat_baselines.rl.ver``) and the importance-weight cap, so this
-subclass overrides that one hook.
+subclass overrides that one hook.  With ``overlap_rollouts_and_learn`` it
+also keeps a second storage that the next rollout fills while PPO learns on
+the first (:meth:`VERAgentAccessMgr.begin_next_rollout`).
 """
 
-from typing import Any
+from typing import Any, Optional
 
 from habitat_baselines.common.baseline_registry import baseline_registry
 from habitat_baselines.rl.ppo.single_agent_access_mgr import (
@@ -36,3 +38,26 @@ class VERAgentAccessMgr(SingleAgentAccessMgr):
         )
         storage.to(device)
         return storage
+
+    _spare: Optional[Any] = None
+
+    def begin_next_rollout(self) -> Any:
+        """The storage the next rollout fills, starting from the current
+        storage's actions in flight; the current one stays intact for
+        learning until :meth:`swap_rollouts`."""
+        if self._spare is None:
+            self._spare = self._create_storage(
+                num_envs=self._num_envs, env_spec=self._env_spec,
+                actor_critic=self._actor_critic,
+                policy_action_space=self._actor_critic.policy_action_space,
+                config=self._config, device=self._device,
+            )
+        self._spare.continue_from(self._rollouts)
+        return self._spare
+
+    def swap_rollouts(self) -> None:
+        """After learning: the storage begun by :meth:`begin_next_rollout`
+        becomes :attr:`rollouts`; the learnt one is kept as the next spare."""
+        if self._spare is None:
+            raise RuntimeError("swap_rollouts: begin_next_rollout was not called")
+        self._rollouts, self._spare = self._spare, self._rollouts

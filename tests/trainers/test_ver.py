@@ -82,3 +82,66 @@ def test_importance_weights_reach_the_loss(out_dir):
     finally:
         trainer.envs.close()
 
+
+
+def _flat(tree, prefix=""):
+    """Copies of every tensor of a (nested) TensorDict, keyed by path."""
+    flat = {}
+    for key, value in tree.items():
+        if isinstance(value, torch.Tensor):
+            flat[prefix + key] = value.clone()
+        else:
+            flat.update(_flat(value, f"{prefix}{key}/"))
+    return flat
+
+
+@pytest.mark.multiproc
+def test_envs_keep_stepping_while_ppo_learns(out_dir):
+    trainer = _trainer(out_dir, ["habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
+    try:
+        assert trainer._collect_rollout() == T * N
+        learnt = trainer._agent.rollouts
+        update, during, before = trainer._agent.updater.update, [], {}
+
+        def update_once_envs_stepped(rollouts):
+            # Learning starts only once the next rollout has 8 new steps, so
+            # they were collected while this update was running.
+            before.update(_flat(rollouts.buffers))
+            nxt, deadline = trainer._agent._spare, time.monotonic() + 60
+            while nxt.steps_collected < 8 and time.monotonic() < deadline:
+                time.sleep(0.005)
+            during.append(nxt.steps_collected)
+            return update(rollouts)
+
+        trainer._agent.updater.update = update_once_envs_stepped
+        trainer._learn(T * N)
+        assert during[0] >= 8
+        # The storage PPO learnt from was not written by the collector.
+        after = _flat(learnt.buffers)
+        assert after.keys() == before.keys()
+        for key, tensor in after.items():
+            torch.testing.assert_close(tensor, before[key], equal_nan=True, rtol=0, atol=0)
+        current = trainer._agent.rollouts
+        assert current is not learnt and current.current_policy_version == 2
+        carried = int(current._counters["num_slots"])
+        stale = current.buffers["policy_version"][:carried].view(-1)
+        assert stale.tolist() == [1] * carried  # acted on by the pre-update copy
+        trainer._agent.updater.update = update
+        # The overlapped steps count once, in the rollout they landed in.
+        assert trainer._collect_rollout() == T * N
+        assert sum(trainer.env_steps_per_rollout[1]) == T * N
+        losses = trainer._learn(T * N)
+        assert losses["policy_version_difference_max"] == 1.0
+        assert trainer.num_steps_done == 2 * T * N
+    finally:
+        trainer.envs.close()
+
+
+@pytest.mark.multiproc
+def test_overlapped_run_counts_every_step_once(out_dir):
+    overrides = run_overrides(out_dir, 4) + [
+        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"]
+    trainer = execute_exp(get_config("gym/ver_cartpole", overrides), "train")
+    assert trainer.num_updates_done == 4
+    assert [sum(c) for c in trainer.env_steps_per_rollout] == [T * N] * 4
+    assert trainer.num_steps_done == 4 * T * N
