@@ -92,9 +92,16 @@ class Collector:
             if keep:
                 self.insert(keep)
 
-    def after_update(self):
-        self.s.after_update()
+    def after_update(self, next_storage=None):
+        """Next rollout in place, or in ``next_storage`` (which is returned
+        to the caller's rotation: the learnt storage becomes the spare)."""
+        if next_storage is None:
+            self.s.after_update()
+        else:
+            next_storage.continue_from(self.s)
+            self.s, next_storage = next_storage, self.s
         self.learnable = []
+        return next_storage
 
 
 def unpack(batch):
@@ -173,7 +180,9 @@ def scenarios(draw):
         done_prob=draw(st.sampled_from([0.0, 0.2, 0.5])),
         speeds=draw(st.lists(st.floats(0.1, 1.0), min_size=n, max_size=n)),
         seed=draw(st.integers(0, 2**16)), variable=draw(st.booleans()),
-        mode=draw(st.sampled_from(["ver", "lockstep"])))
+        mode=draw(st.sampled_from(["ver", "lockstep"])),
+        # Alternate two storages (overlap_rollouts_and_learn) instead of one.
+        two_storages=draw(st.booleans()))
 
 
 @settings(max_examples=40, deadline=None)
@@ -181,16 +190,18 @@ def scenarios(draw):
 def test_minibatch_invariants_over_random_schedules(sc):
     s = _storage(sc["t"], sc["n"], variable_experience=sc["variable"],
                  minibatch_mode=sc["mode"])
+    spare = (_storage(sc["t"], sc["n"], variable_experience=sc["variable"],
+                      minibatch_mode=sc["mode"]) if sc["two_storages"] else None)
     c = Collector(s, sc["seed"], sc["done_prob"])
     torch.manual_seed(sc["seed"])
     c.insert(np.arange(sc["n"]))  # first observations: nothing completes
-    for _ in range(2):  # the second rollout starts from carried pending steps
+    for _ in range(3):  # later rollouts start from carried pending steps
         c.rollout(np.asarray(sc["speeds"]))
-        assert s.steps_collected == sc["t"] * sc["n"] == len(c.learnable)
-        s.compute_returns(None, True, GAMMA, LAMBDA)
+        assert c.s.steps_collected == sc["t"] * sc["n"] == len(c.learnable)
+        c.s.compute_returns(None, True, GAMMA, LAMBDA)
         for _epoch in range(2):
-            check_epoch(c, list(s.data_generator(None, sc["b"])), sc["b"])
-        c.after_update()
+            check_epoch(c, list(c.s.data_generator(None, sc["b"])), sc["b"])
+        spare = c.after_update(spare)
 
 
 def test_equal_counts_give_unit_weights_and_skewed_counts_are_truncated():
