@@ -1,5 +1,9 @@
 """The `ver` trainer on CartPole: variable rollouts, NoVER, inflight actions."""
 
+import os
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -145,3 +149,45 @@ def test_overlapped_run_counts_every_step_once(out_dir):
     assert trainer.num_updates_done == 4
     assert [sum(c) for c in trainer.env_steps_per_rollout] == [T * N] * 4
     assert trainer.num_steps_done == 4 * T * N
+
+
+def _processes_in(folder) -> list:
+    """Processes whose working directory is ``folder`` (the run's and its children's)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/cwd") == str(folder):
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.multiproc
+def test_ctrl_c_stops_the_run_and_every_worker(tmp_path):
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "habitat_ver.run", "--config-name=gym/ver_cartpole",
+           *run_overrides(out, num_updates=100000)]
+    # stderr goes to a file: a pipe nobody reads fills up and blocks the run.
+    with open(tmp_path / "stderr.txt", "w") as stderr:
+        proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                stderr=stderr, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "checkpoints" / "resume-state.pth").exists():
+            assert proc.poll() is None, (tmp_path / "stderr.txt").read_text()[-3000:]
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert "interrupted" in (tmp_path / "stderr.txt").read_text()
+    # multiprocessing's forkserver exits when it sees its parent's pipe close;
+    # give it a moment, then nothing of the run may remain.
+    deadline = time.monotonic() + 10
+    while _processes_in(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_in(tmp_path) == []
