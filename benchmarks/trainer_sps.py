@@ -1,13 +1,17 @@
 """Steps per second of the trainers, side by side in one run (not a test).
 
-Runs each trainer on the same config and step budget, one after the other on
-this machine, and reports mean steps/s (the last ``fps`` line of each run's
-log, habitat's own measure) and the ratio to our ``ddppo``.
+Runs each trainer on the same workload and step budget, one after the other on
+this machine, and reports mean steps/s (habitat's own ``fps``: steps done over
+wall time), max steps/s (the best interval between two log lines) and the
+ratios the VER issue names: ver/ddppo, ver/NoVER and ours/upstream ver.
 
+    # both workloads (homogeneous My Way Home, mixed scenarios + stragglers):
+    .venv/bin/python benchmarks/trainer_sps.py --envs 16 --num-steps 128 --steps 40000
+    # one config only:
     .venv/bin/python benchmarks/trainer_sps.py --config gym/ddppo_cartpole --steps 40000
-    .venv/bin/python benchmarks/trainer_sps.py --config doom/ddppo_mixed_stragglers --steps 6000
 
-Writes JSON with the git SHA, machine and settings to ``--out``.
+Writes JSON (git SHA, machine, settings, per-system results, ratios) and a
+bar plot of mean steps/s next to it (``--out``).
 """
 
 import argparse
@@ -20,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Dict, List, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,16 +50,39 @@ def _git_sha() -> str:
     return done.stdout.strip() or "unknown"
 
 
-def _last_fps(log_text: str) -> float:
-    # PPOTrainer's log line: "update: 10\tfps: 1975.046"; the last one is the
-    # mean over the whole run (steps done / wall time).
-    values = re.findall(r"fps: ([0-9.]+)", log_text)
-    if not values:
-        raise RuntimeError("no fps line in the run's log")
-    return float(values[-1])
+# Named workloads: (a) homogeneous, (b) heterogeneous (the VER issue's two).
+WORKLOADS = {
+    "homogeneous": "doom/ddppo_my_way_home",
+    "heterogeneous": "doom/ddppo_mixed_stragglers",
+}
+
+# The ratios reported per workload: (numerator, denominator).
+RATIOS = [("ver", "ddppo"), ("ver", "nover"), ("ver", "upstream_ver"),
+          ("ver_overlap", "ver")]
 
 
-def run_variant(config: str, steps: int, extra: list, envs: int) -> dict:
+def sps_from_log(log_text: str) -> Dict[str, float]:
+    """Mean and max steps/s from PPOTrainer's log lines.
+
+    ``update: 10\tfps: 1975.046`` is steps done over wall time so far, and
+    ``Num frames 640`` the steps done; so each line pair gives the elapsed
+    time ``frames / fps``, and consecutive pairs an interval's steps/s. The
+    last ``fps`` is the run's mean.
+    """
+    fps = [float(v) for v in re.findall(r"fps: ([0-9.]+)", log_text)]
+    frames = [int(v) for v in re.findall(r"Num frames (\d+)", log_text)]
+    if not fps or len(fps) != len(frames):
+        raise RuntimeError("the run's log has no matching fps / Num frames lines")
+    elapsed = [f / s for f, s in zip(frames, fps) if s > 0]
+    intervals = [
+        (f1 - f0) / (e1 - e0)
+        for f0, f1, e0, e1 in zip(frames, frames[1:], elapsed, elapsed[1:]) if e1 > e0
+    ]
+    return {"sps": fps[-1], "max_sps": max(intervals, default=fps[-1])}
+
+
+def run_variant(config: str, steps: int, extra: list, envs: int,
+                num_steps: Optional[int]) -> dict:
     with tempfile.TemporaryDirectory() as out:
         cmd = [
             sys.executable, "-m", "habitat_ver.run", f"--config-name={config}",
@@ -64,6 +92,7 @@ def run_variant(config: str, steps: int, extra: list, envs: int) -> dict:
             f"habitat_baselines.tensorboard_dir={out}/tb",
             f"habitat_baselines.log_file={out}/train.log",
             "habitat_baselines.progress.enabled=False", "habitat_baselines.log_interval=1",
+            *([f"habitat_baselines.rl.ppo.num_steps={num_steps}"] if num_steps else []),
             *extra,
         ]
         start = time.monotonic()
@@ -73,33 +102,88 @@ def run_variant(config: str, steps: int, extra: list, envs: int) -> dict:
             return {"error": done.stderr.strip().splitlines()[-1:], "wall_s": wall}
         # habitat's logger writes to stderr (and the log file, where a trainer
         # sets one up; upstream's VER does not).
-        return {"sps": _last_fps(done.stderr + done.stdout), "wall_s": wall}
+        return {**sps_from_log(done.stderr + done.stdout), "wall_s": wall}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="gym/ddppo_cartpole")
-    parser.add_argument("--steps", type=int, default=40000)
-    parser.add_argument("--envs", type=int, default=8)
-    parser.add_argument("--variants", nargs="+", default=list(VARIANTS))
-    parser.add_argument("--out", default=str(ROOT / "benchmarks/results/trainer_sps.json"))
-    args = parser.parse_args()
-    results = {name: run_variant(args.config, args.steps, VARIANTS[name], args.envs)
-               for name in args.variants}
+def ratios(results: Dict[str, dict]) -> Dict[str, float]:
+    """``a/b`` of mean steps/s for each pair in :data:`RATIOS` both ran."""
+    out = {}
+    for a, b in RATIOS:
+        if "sps" in results.get(a, {}) and "sps" in results.get(b, {}):
+            out[f"{a}/{b}"] = results[a]["sps"] / results[b]["sps"]
+    return out
+
+
+def print_table(title: str, results: Dict[str, dict]) -> None:
     base = results.get("ddppo", {}).get("sps")
-    print(f"{args.config}, {args.envs} envs, {args.steps} steps, {os.cpu_count()} CPUs")
-    print(f"{'trainer':16s} {'steps/s':>10s} {'vs ddppo':>9s}")
+    print(title)
+    print(f"{'trainer':16s} {'mean steps/s':>13s} {'max steps/s':>12s} {'vs ddppo':>9s}")
     for name, res in results.items():
         if "sps" not in res:
             print(f"{name:16s} failed: {res['error']}")
             continue
         ratio = f"{res['sps'] / base:.2f}x" if base else "-"
-        print(f"{name:16s} {res['sps']:10.1f} {ratio:>9s}")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(dict(
-        git_sha=_git_sha(), machine=platform.platform(), cpus=os.cpu_count(),
-        config=args.config, steps=args.steps, envs=args.envs, results=results,
-    ), indent=2))
+        print(f"{name:16s} {res['sps']:13.1f} {res['max_sps']:12.1f} {ratio:>9s}")
+    for name, value in ratios(results).items():
+        print(f"  {name}: {value:.2f}x")
+
+
+def plot(report: dict, path: Path) -> None:
+    """One bar group per workload: mean steps/s of each system."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no plot")
+        return
+    workloads = report["workloads"]
+    systems = sorted({s for w in workloads.values() for s in w["results"]})
+    fig, ax = plt.subplots(figsize=(2 + 1.6 * len(workloads) * len(systems) / 3, 4))
+    width = 0.8 / max(len(systems), 1)
+    for i, system in enumerate(systems):
+        values = [w["results"].get(system, {}).get("sps", 0.0) for w in workloads.values()]
+        ax.bar([x + i * width for x in range(len(workloads))], values, width, label=system)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(workloads))])
+    ax.set_xticklabels(list(workloads))
+    ax.set_ylabel("mean steps/s")
+    ax.set_title(f"{report['envs']} envs, T={report['num_steps']}, {report['cpus']} CPUs")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path)
+    print(f"plot: {path}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default=None,
+                        help="one config instead of the named workloads")
+    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS),
+                        choices=list(WORKLOADS))
+    parser.add_argument("--steps", type=int, default=40000)
+    parser.add_argument("--envs", type=int, default=16)
+    parser.add_argument("--num-steps", type=int, default=None,
+                        help="rollout length T (default: the config's)")
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--out", default=str(ROOT / "benchmarks/results/trainer_sps.json"))
+    args = parser.parse_args()
+    configs = {args.config: args.config} if args.config else {
+        w: WORKLOADS[w] for w in args.workloads}
+    workloads = {}
+    for name, config in configs.items():
+        results = {v: run_variant(config, args.steps, VARIANTS[v], args.envs, args.num_steps)
+                   for v in args.variants}
+        workloads[name] = dict(config=config, results=results, ratios=ratios(results))
+        print_table(f"{name} ({config}), {args.envs} envs, {args.steps} steps, "
+                    f"{os.cpu_count()} CPUs", results)
+    report = dict(git_sha=_git_sha(), machine=platform.platform(), cpus=os.cpu_count(),
+                  steps=args.steps, envs=args.envs, num_steps=args.num_steps,
+                  workloads=workloads)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    plot(report, out.with_suffix(".png"))
 
 
 if __name__ == "__main__":
