@@ -21,6 +21,11 @@ and packs ``B`` minibatches of exactly ``T * N / B`` steps
 (:mod:`habitat_ver.storage.minibatch`). Every piece of a sequence, including a
 tail cut at a minibatch boundary, starts from the recurrent state recorded at
 collection time for its first step.
+
+Multi-rank VER preempts slow ranks (:mod:`habitat_ver.distributed.ver_preemption`);
+a preempted rank fills the rest of its batch with the previous rollout's most
+recent steps (:meth:`VERStorage.fill_stale`), which keep the returns computed
+for them then: PPO simply runs extra epochs on them (VER paper, section 2.3).
 """
 
 from typing import Any, Iterator, List, Optional
@@ -72,6 +77,8 @@ def _allocate_buffers(
     for key in _SENTINEL_KEYS + (("is_coeffs",) if with_is_coeffs else ()):
         buffers[key] = torch.full((capacity, 1), float("nan"))
     buffers["policy_version"] = torch.zeros(capacity, 1, dtype=torch.int64)
+    # True for steps reused from the previous rollout (stale fill).
+    buffers["is_stale"] = torch.zeros(capacity, 1, dtype=torch.bool)
     return buffers
 
 
@@ -287,10 +294,11 @@ class VERStorage(Storage):
             tau: habitat's name for GAE's lambda.
         """
         n = int(self._counters["num_slots"])
+        stale = self.buffers["is_stale"][:n].view(-1).cpu()
+        fresh = self._slots["learnable"][:n] & ~stale
         plan = mb.learnable_sequences(
-            *(self._slots[k][:n] for k in
-              ("env_ids", "step_ids", "episode_starts", "dones", "learnable")),
-            self._counters["pending_slot"],
+            *(self._slots[k][:n] for k in ("env_ids", "step_ids", "episode_starts", "dones")),
+            fresh, self._counters["pending_slot"],
         )
         dev, values = self.device, self.buffers["value_preds"]
         if next_value is None:
@@ -306,7 +314,8 @@ class VERStorage(Storage):
             plan.lengths.to(dev), gamma=gamma,
             gae_lambda=tau if use_gae else 1.0,  # habitat's `tau` is lambda
         )
-        self.buffers["returns"].fill_(float("nan"))
+        # Stale steps keep the returns computed when they were fresh.
+        self.buffers["returns"][~self.buffers["is_stale"].view(-1)] = float("nan")
         self.buffers["returns"][slots] = returns
         if self.variable_experience:
             weights = truncated_importance_weights(
@@ -315,7 +324,61 @@ class VERStorage(Storage):
             self.buffers["is_coeffs"].fill_(float("nan"))
             env_of_step = self._slots["env_ids"][plan.slots].to(dev)
             self.buffers["is_coeffs"][slots] = weights[env_of_step].view(-1, 1)
-        self._plan = plan
+            self.buffers["is_coeffs"][:n][stale.to(dev)] = 1.0
+        self._plan = self._with_stale_sequences(plan, stale)
+
+    def _with_stale_sequences(self, plan: mb.SlotSequences, stale: Tensor) -> mb.SlotSequences:
+        """``plan`` followed by the stale steps, cut into sequences of their own."""
+        slots = torch.nonzero(stale).view(-1)
+        if slots.numel() == 0:
+            return plan
+        seqs = mb.cut_sequences(*(self._slots[k][slots] for k in
+                                  ("env_ids", "step_ids", "episode_starts")))
+        ordered = slots[seqs.steps]
+        return mb.SlotSequences(
+            slots=torch.cat([plan.slots, ordered]),
+            starts=torch.cat([plan.starts, seqs.starts + plan.slots.numel()]),
+            lengths=torch.cat([plan.lengths, seqs.lengths]),
+            envs=torch.cat([plan.envs, self._slots["env_ids"][ordered[seqs.starts]]]),
+            bootstrap_slots=torch.cat(
+                [plan.bootstrap_slots, torch.full_like(seqs.starts, -1)]),
+        )
+
+    def fill_stale(self, previous: "VERStorage") -> int:
+        """Fills a preempted rollout up to ``T * N`` learnable steps with the
+        most recent learnable steps of ``previous`` (the rollout before).
+
+        The copies keep everything recorded for them, their returns included,
+        are flagged ``is_stale`` and form sequences of their own. Call after
+        collection, before :meth:`compute_returns`; ``previous`` must still
+        hold its data (see ``VERAgentAccessMgr.begin_next_rollout``).
+
+        Returns:
+            The number of stale steps added.
+        """
+        from habitat_ver.distributed.ver_preemption import stale_fill_plan
+
+        batch = self.num_steps * self._num_envs
+        prev_n = int(previous._counters["num_slots"])
+        prev_learnable = torch.nonzero(previous._slots["learnable"][:prev_n]).view(-1)
+        plan = stale_fill_plan(self.steps_collected, batch, prev_learnable.numel())
+        if plan.num_stale == 0:
+            return 0
+        src = prev_learnable[plan.reuse_indices]
+        first = int(self._counters["num_slots"])
+        dst = torch.arange(first, first + plan.num_stale)
+        if dst.numel() and int(dst[-1]) >= self.capacity:
+            raise RuntimeError("fill_stale: no room left in the buffer")
+        self.buffers[dst.to(self.device)] = previous.buffers[src.to(previous.device)]
+        self.buffers["is_stale"][dst.to(self.device)] = True
+        self._slots[dst] = previous._slots[src]
+        self._counters["num_slots"] += plan.num_stale
+        return plan.num_stale
+
+    @property
+    def num_stale(self) -> int:
+        """Stale steps added by :meth:`fill_stale` to this rollout."""
+        return int(self.buffers["is_stale"].sum())
 
     def _minibatch_pieces(self, num_mini_batch: int) -> List[mb.Pieces]:
         plan = self._plan
@@ -390,6 +453,7 @@ class VERStorage(Storage):
         self._counters["pending_slot"][:] = new_pending
         for key in _SENTINEL_KEYS:
             self.buffers[key][k:] = float("nan")
+        self.buffers["is_stale"][:] = False
         self._slots["env_ids"][k:] = -1
         self._slots["learnable"][:] = False
         self._counters["num_slots"][:] = k

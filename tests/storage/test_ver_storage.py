@@ -409,3 +409,44 @@ def test_error_paths():
     s.insert_first_observations({})  # habitat's trainer calls it; a no-op here
     with pytest.raises(NotImplementedError, match="insert"):
         s.advance_rollout()
+
+
+def _returns_by_step(storage):
+    """(env, step id) -> stored return, for every learnable step."""
+    n = int(storage._counters["num_slots"])
+    slots = torch.nonzero(storage._slots["learnable"][:n]).view(-1)
+    obs = storage.buffers["observations"]["state"][slots].long()
+    return {(int(o[0]), int(o[1])): float(storage.buffers["returns"][s])
+            for o, s in zip(obs, slots)}
+
+
+def test_preempted_rollout_is_filled_with_the_latest_previous_steps():
+    T, N, B = 3, 2, 6
+    previous, current = _storage(T, N), _storage(T, N)
+    c = Collector(previous, 0, 0.3)
+    c.insert([0, 1])
+    c.rollout(np.array([1.0, 0.5]))
+    previous.compute_returns(None, True, GAMMA, LAMBDA)
+    old_returns = _returns_by_step(previous)
+    n = int(previous._counters["num_slots"])
+    write_order = torch.nonzero(previous._slots["learnable"][:n]).view(-1)
+    obs = previous.buffers["observations"]["state"][write_order[-4:]].long()
+    latest_four = {(int(o[0]), int(o[1])) for o in obs}
+    c.after_update(current)
+    c.insert([0, 1])  # both carried steps complete: 2 fresh steps
+    assert current.steps_collected == 2 and not current.rollout_done
+    assert current.fill_stale(previous) == B - 2 == current.num_stale
+    current.compute_returns(None, True, GAMMA, LAMBDA)
+    batches = list(current.data_generator(None, 2))
+    assert [b["masks"].shape[0] for b in batches] == [3, 3]
+    rows = [(key(b, r), b, r) for b in batches for r in range(3)]
+    assert len({k for k, _, _ in rows}) == B  # every step exactly once
+    stale = {k for k, b, r in rows if bool(b["is_stale"][r])}
+    assert stale == latest_four  # the previous rollout's most recent steps
+    for k, b, r in rows:
+        if k in stale:  # stale steps keep the returns computed back then
+            assert float(b["returns"][r]) == pytest.approx(old_returns[k])
+            assert float(b["is_coeffs"][r]) == 1.0
+    # Not enough previous experience: one clear error.
+    with pytest.raises(ValueError, match="previous_steps"):
+        _storage(T, N).fill_stale(_storage(T, N))
