@@ -66,3 +66,11 @@ def test_unknown_key_is_reported_by_name():
 def test_config_error_is_a_value_error():
     assert issubclass(ConfigError, ValueError)
 
+
+
+def test_preemption_policy_the_trainer_lacks_is_refused_by_name(tmp_path):
+    done = _run("--config-name=gym/ddppo_cartpole", "habitat_baselines.distrib_preemption.policy=ver",
+                f"habitat_baselines.checkpoint_folder={tmp_path}/ck",
+                f"habitat_baselines.tensorboard_dir={tmp_path}/tb",
+                f"habitat_baselines.log_file={tmp_path}/train.log")
+    _assert_one_line_error(done, "distrib_preemption.policy='ver'", "'ddppo'", "'none'")

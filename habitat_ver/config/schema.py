@@ -43,6 +43,15 @@ class VERSystemConfig:
 
 
 @dataclass
+class DistribPreemptionConfig:
+    """How a multi-rank run cuts the rollouts of slow ranks short."""
+
+    # "auto" (ddppo: DD-PPO's sync_frac rule; ver: VER's estimated optimum),
+    # "none" (every rank collects its whole rollout), "ddppo" or "ver".
+    policy: str = "auto"
+
+
+@dataclass
 class HabitatVerBaselinesConfig(HabitatBaselinesRLConfig):
     """Upstream's RL schema plus habitat-ver's sections."""
 
@@ -54,6 +63,9 @@ class HabitatVerBaselinesConfig(HabitatBaselinesRLConfig):
     ver_system: VERSystemConfig = field(default_factory=VERSystemConfig)
     # VERPolicy's encoder and embedding knobs (habitat_ver/config/ver_policy.py).
     ver_policy: VERPolicyConfig = field(default_factory=VERPolicyConfig)
+    # Straggler preemption of multi-rank runs (DD-PPO's or VER's).
+    distrib_preemption: DistribPreemptionConfig = field(
+        default_factory=DistribPreemptionConfig)
 
 
 def section_or_default(config: Any, key: str, schema: Type[T]) -> T:

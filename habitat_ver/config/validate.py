@@ -85,6 +85,11 @@ def validate_training(config: Any) -> None:
         sync_frac,
         "must be in (0, 1]",
     )
+    preemption = baselines.get("distrib_preemption")
+    if preemption is not None:
+        policies = ("auto", "none", "ddppo", "ver")
+        _check(preemption.policy in policies, "habitat_baselines.distrib_preemption.policy",
+               preemption.policy, f"one of {policies}")
 
 
 def validate_eval(config: Any) -> None:

@@ -31,8 +31,12 @@ from habitat_ver.common.checkpoint import (
     config_to_plain,
     load_checkpoint_file,
 )
-from habitat_ver.config.schema import ProgressConfig, section_or_default
-from habitat_ver.config.validate import validate
+from habitat_ver.config.schema import (
+    DistribPreemptionConfig,
+    ProgressConfig,
+    section_or_default,
+)
+from habitat_ver.config.validate import ConfigError, validate
 from habitat_ver.distributed.preemption import RolloutTracker
 from habitat_ver.trainers.progress import RunProgress, RunSummary
 
@@ -40,9 +44,15 @@ from habitat_ver.trainers.progress import RunProgress, RunSummary
 class DDPPOTrainer(PPOTrainer):
     """SyncOnRL + DD-PPO, registered as ``ddppo``."""
 
+    # habitat_baselines.distrib_preemption.policy: what "auto" means here,
+    # and the policies this trainer implements.
+    DEFAULT_PREEMPTION = "ddppo"
+    SUPPORTED_PREEMPTION = ("none", "ddppo")
+
     def __init__(self, config: Any = None):
         validate(config)
         super().__init__(config)
+        self.preemption_policy()  # refuse a policy this trainer lacks, before any env
         self._rollout_tracker: Optional[RolloutTracker] = None
         # Steps each rollout of this rank collected (short ones were preempted).
         self.rollout_lengths: List[int] = []
@@ -131,8 +141,22 @@ class DDPPOTrainer(PPOTrainer):
         os.makedirs(log_folder, exist_ok=True)
         super()._init_train(resume_state)
 
+    def preemption_policy(self) -> str:
+        """``habitat_baselines.distrib_preemption.policy``, "auto" resolved."""
+        chosen = section_or_default(
+            self.config, "distrib_preemption", DistribPreemptionConfig).policy
+        policy = self.DEFAULT_PREEMPTION if chosen == "auto" else chosen
+        if policy not in self.SUPPORTED_PREEMPTION:
+            raise ConfigError(
+                f"habitat_baselines.distrib_preemption.policy={chosen!r} is not allowed "
+                f"for trainer {self.config.habitat_baselines.trainer_name!r}: one of "
+                f"{('auto',) + self.SUPPORTED_PREEMPTION}"
+            )
+        return policy
+
     def _init_preemption(self) -> None:
-        if not self._is_distributed:
+        policy = self.preemption_policy()
+        if not self._is_distributed or policy != "ddppo":
             return
         self._rollout_tracker = RolloutTracker(
             self.num_rollouts_done_store,

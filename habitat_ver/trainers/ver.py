@@ -24,16 +24,19 @@ import copy
 import functools
 import queue
 import threading
+import time
 from typing import Any, Dict, Iterator, List, Optional
 
 import torch
 from habitat import logger
 from habitat_baselines.common.env_spec import EnvironmentSpec
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
+from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from habitat_baselines.utils.common import inference_mode
 from torch import Tensor
 
 from habitat_ver.config.schema import VERSystemConfig, section_or_default
+from habitat_ver.distributed.ver_tracker import VERPreemptionTracker
 from habitat_ver.envs.builder import build_env, scenario_for
 from habitat_ver.envs.factory import VerVectorEnvFactory, rank
 from habitat_ver.system.worker_pool import EnvWorkerPool
@@ -43,6 +46,9 @@ from habitat_ver.trainers.ver_agent import VERAgentAccessMgr
 
 class VERTrainer(DDPPOTrainer):
     """VER / NoVER, registered as ``ver``."""
+
+    DEFAULT_PREEMPTION = "ver"
+    SUPPORTED_PREEMPTION = ("none", "ddppo", "ver")
 
     # Run the env workers in this process (tests); set by tests only.
     serial_envs: bool = False
@@ -57,6 +63,12 @@ class VERTrainer(DDPPOTrainer):
         self.env_steps_per_rollout: List[List[int]] = []
         # overlap_rollouts_and_learn: the policy copy the collector acts with.
         self._inference_policy: Optional[Any] = None
+        # Multi-rank with distrib_preemption.policy=ver (else None).
+        self._ver_tracker: Optional[VERPreemptionTracker] = None
+        self._last_learn_time = 0.0
+        # Per rollout: fresh and stale steps, collection seconds, end time
+        # (epoch s), the previous learning time and VER's target S.
+        self.rollout_stats: List[Dict[str, Any]] = []
 
     # --------------------------------------------------------------- set-up
     def _init_envs(self, config: Any = None, is_eval: bool = False) -> None:
@@ -190,23 +202,80 @@ class VERTrainer(DDPPOTrainer):
             self._act(torch.tensor(self._admit(held), dtype=torch.long))
 
     def _collect_rollout(self) -> int:
-        """Collect until the rollout holds its T*N (NoVER: T per env) steps."""
+        """Collect until the rollout holds its T*N (NoVER: T per env) steps,
+        or until a multi-rank run preempts this rank (then the rest of the
+        batch is the previous rollout's latest steps)."""
         self._agent.eval()
         rollouts = self._agent.rollouts
+        start = time.monotonic()
         self._start_rollout()
         while not rollouts.rollout_done:
             ids = self._admit(self._wait_ready())
             if ids:
+                before = rollouts.steps_collected
                 self._act(torch.tensor(ids, dtype=torch.long))
+                if self._preempted(rollouts.steps_collected - before):
+                    break
         steps = rollouts.steps_collected
+        self._after_collection(time.monotonic() - start, steps)
         self.env_steps_per_rollout.append(rollouts.env_steps.tolist())
         self.rollout_lengths.append(steps)
         return steps
+
+    # ----------------------------------------------------------- preemption
+    def _init_preemption(self) -> None:
+        super()._init_preemption()  # "ddppo": upstream's sync_frac rule
+        if self._is_distributed and self.preemption_policy() == "ver":
+            self._ver_tracker = VERPreemptionTracker(
+                self.num_rollouts_done_store, torch.distributed.get_rank(),
+                torch.distributed.get_world_size(), self.envs.num_envs,
+                self._ppo_cfg.num_steps,
+            )
+
+    @property
+    def _keeps_previous_rollout(self) -> bool:
+        """Preemption fills short rollouts from the previous one, so it is kept."""
+        return self._rollout_tracker is not None or self._ver_tracker is not None
+
+    def _preempted(self, new_steps: int) -> bool:
+        """True when this rank should stop collecting now (multi-rank only).
+
+        The first rollout is never cut: there is no previous one to fill from.
+        """
+        if self._agent.previous_rollouts is None:
+            return False
+        rollouts = self._agent.rollouts
+        if self._ver_tracker is not None:
+            return self._ver_tracker.should_preempt(self.num_updates_done, new_steps)
+        if self._rollout_tracker is not None:
+            return self._rollout_tracker.should_preempt(
+                self.num_updates_done, rollouts.steps_collected,
+                rollouts.num_steps * rollouts.num_envs,
+            )
+        return False
+
+    def _after_collection(self, seconds: float, steps: int) -> None:
+        """Share this rollout's statistics; fill a preempted rollout."""
+        rollouts, update = self._agent.rollouts, self.num_updates_done
+        if self._rollout_tracker is not None:
+            self._rollout_tracker.mark_done(update)
+        if self._ver_tracker is not None:
+            step_time = seconds * rollouts.num_envs / max(steps, 1)
+            self._ver_tracker.publish(update, step_time, self._last_learn_time)
+        stale = 0
+        if not rollouts.rollout_done:
+            stale = rollouts.fill_stale(self._agent.previous_rollouts)
+        self.rollout_stats.append(dict(
+            fresh=steps, stale=stale, collect_s=seconds, end_time=time.time(),
+            learn_s_before=self._last_learn_time,
+            target=None if self._ver_tracker is None else self._ver_tracker.target,
+        ))
 
     # -------------------------------------------------------------- learning
     def _update_agent(self) -> Dict[str, float]:
         ppo = self._ppo_cfg
         rollouts = self._agent.rollouts
+        start = time.monotonic()
         rollouts.compute_returns(None, ppo.use_gae, ppo.gamma, ppo.tau)
         self._agent.train()
         if self.config.habitat_baselines.rl.ver.overlap_rollouts_and_learn:
@@ -214,9 +283,18 @@ class VERTrainer(DDPPOTrainer):
                 losses = self._agent.updater.update(rollouts)
         else:
             losses = self._agent.updater.update(rollouts)
-            rollouts.after_update()
+            if self._keeps_previous_rollout:
+                self._agent.begin_next_rollout()
+                self._agent.swap_rollouts()
+            else:
+                rollouts.after_update()
         self._agent.rollouts.increment_policy_version()
         self._agent.after_update()
+        self._last_learn_time = time.monotonic() - start
+        if self._ver_tracker is not None:
+            losses["ver_preemption_steps"] = float(self._ver_tracker.plan_next(self.num_updates_done))
+            if rank0_only() and self.num_updates_done >= 2:
+                self._ver_tracker.forget(self.num_updates_done - 2)
         return losses
 
     # ------------------------------------------------ overlapped collection

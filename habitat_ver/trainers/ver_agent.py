@@ -55,6 +55,12 @@ class VERAgentAccessMgr(SingleAgentAccessMgr):
         self._spare.continue_from(self._rollouts)
         return self._spare
 
+    @property
+    def previous_rollouts(self) -> Optional[Any]:
+        """Between :meth:`swap_rollouts` and the next
+        :meth:`begin_next_rollout`: the storage learnt last, data intact."""
+        return self._spare
+
     def swap_rollouts(self) -> None:
         """After learning: the storage begun by :meth:`begin_next_rollout`
         becomes :attr:`rollouts`; the learnt one is kept as the next spare."""

@@ -1,4 +1,4 @@
-"""Two gloo ranks on CPU, one of them a straggler: DD-PPO preemption."""
+"""Two gloo ranks on CPU, one of them a straggler: DD-PPO and VER preemption."""
 
 import json
 import os
@@ -41,11 +41,21 @@ def _run_two_ranks(tmp_path, config_name, overrides):
     return [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
 
 
+def _slow_rank1(factor: int):
+    """Global env indices 2 and 3 are rank 1's two envs: make them slow."""
+    s = "habitat_baselines.embedded_env.straggler"
+    return [f"{s}.enabled=True", f"{s}.base_step_seconds=0.002",
+            f"{s}.speed_factor_min=1.0", f"{s}.speed_factor_max=1.0",
+            f"{s}.jitter=0.0", f"{s}.long_step_prob=0.0",
+            f"{s}.slow_env_indices=[2,3]", f"{s}.slow_factor={factor}"]
+
+
 @pytest.mark.multiproc
 def test_ver_on_two_ranks_keeps_parameters_identical(tmp_path):
     updates = 3
     rank0, rank1 = _run_two_ranks(
         tmp_path, "gym/ver_cartpole", run_overrides(tmp_path / "run", num_updates=updates)
+        + ["habitat_baselines.distrib_preemption.policy=none"]
     )
     assert rank0["params"] == rank1["params"]
     # Each rank's rollout holds T*N steps; the step counter sums both ranks.
@@ -57,13 +67,7 @@ def test_ver_on_two_ranks_keeps_parameters_identical(tmp_path):
 def test_straggler_rank_is_preempted_and_parameters_stay_identical(tmp_path):
     updates = 4
     overrides = run_overrides(tmp_path / "run", num_updates=updates) + [
-        "habitat_baselines.rl.ddppo.sync_frac=0.5",
-        # Global env indices 2 and 3 are rank 1's two envs: make them slow.
-        "habitat_baselines.embedded_env.straggler.enabled=True",
-        "habitat_baselines.embedded_env.straggler.base_step_seconds=0.002",
-        "habitat_baselines.embedded_env.straggler.slow_env_indices=[2,3]",
-        "habitat_baselines.embedded_env.straggler.slow_factor=40",
-    ]
+        "habitat_baselines.rl.ddppo.sync_frac=0.5"] + _slow_rank1(40)
     fast, slow = _run_two_ranks(tmp_path, "gym/ddppo_cartpole", overrides)
 
     assert fast["params"] == slow["params"]  # gradients were averaged every update
@@ -75,3 +79,31 @@ def test_straggler_rank_is_preempted_and_parameters_stay_identical(tmp_path):
     assert fast["num_steps_done"] == slow["num_steps_done"]
     expected = 2 * (sum(fast["rollout_lengths"]) + sum(slow["rollout_lengths"]))
     assert fast["num_steps_done"] == expected
+
+
+@pytest.mark.multiproc
+def test_ver_preemption_cuts_the_straggler_and_fills_its_batch(tmp_path):
+    updates, batch = 5, NUM_STEPS * 2
+    overrides = run_overrides(tmp_path / "run", num_updates=updates) + _slow_rank1(40)
+    fast, slow = _run_two_ranks(tmp_path, "gym/ver_cartpole", overrides)
+    assert fast["params"] == slow["params"]
+    fast_stats, slow_stats = fast["rollout_stats"], slow["rollout_stats"]
+    # Every rank learns on a full batch: fresh steps plus stale fill.
+    assert all(r["fresh"] + r["stale"] == batch for r in fast_stats + slow_stats)
+    # The first rollout has no estimate (nor a previous rollout): not cut.
+    assert slow_stats[0]["target"] is None and slow_stats[0]["stale"] == 0
+    for u in range(1, updates):
+        target = slow_stats[u]["target"]
+        assert target == fast_stats[u]["target"]  # one decision, shared
+        assert batch <= target < 2 * batch  # collect less than everything
+        assert slow_stats[u]["fresh"] < batch and slow_stats[u]["stale"] > 0
+        # Once the counter reached S the straggler stopped; its last step was
+        # already under way, so it may have added up to N more than S needed.
+        assert fast_stats[u]["fresh"] + slow_stats[u]["fresh"] <= target + 2
+        # The fast rank waits for the slow one about a learning time at most
+        # (plus the slow env's step in flight, 80 ms, and scheduling slack).
+        wait = slow_stats[u]["end_time"] - fast_stats[u]["end_time"]
+        assert wait <= fast_stats[u]["learn_s_before"] + 0.08 + 0.5
+    # Steps are counted once: the fresh steps of both ranks, stale ones not.
+    fresh = sum(r["fresh"] for r in fast_stats + slow_stats)
+    assert fast["num_steps_done"] == slow["num_steps_done"] == fresh
