@@ -1,0 +1,164 @@
+"""Building a neural skill from its checkpoint, for habitat-ver's skills.
+
+Upstream's ``NnSkillPolicy.from_config`` reads checkpoints with a plain
+``torch.load`` (fails on torch >= 2.6 for files holding an OmegaConf config),
+falls back to a ``rearrange/rl_skill.yaml`` the PyPI wheel does not ship when
+no checkpoint is given, truncates every ``obs_skill_inputs`` key to 3 values
+whatever ``obs_skill_input_dim`` says, and hands the policy habitat's
+``ActionSpace`` (with ``EmptySpace`` stop) rather than the flat Box the policy
+was trained with.  :class:`VERSkillLoader` replaces that one constructor:
+
+* ``load_ckpt_file`` must name an existing checkpoint (one clear error
+  otherwise), read with :func:`~habitat_ver.common.checkpoint.load_checkpoint_file`;
+* the skill's training config is the checkpoint's ``config``, or the config
+  named by ``force_config_file`` (a name in our tree, e.g. ``rearrange/ver_pick``);
+* observation keys are the training config's ``habitat.gym.obs_keys``, with
+  ``obs_skill_inputs`` keys cut to one target's ``obs_skill_input_dim`` values
+  (:meth:`VERSkillLoader.skill_observation_space`, a hook the navigation skill
+  extends);
+* the policy gets ``create_action_space`` of its actions, exactly what
+  habitat's gym wrapper gave it in training.
+"""
+
+import os
+from collections import OrderedDict
+from typing import Any, Dict, List, Optional
+
+import gym.spaces as spaces
+from habitat.core.spaces import ActionSpace
+from habitat.gym.gym_wrapper import create_action_space
+from habitat_baselines.common.baseline_registry import baseline_registry
+from habitat_baselines.rl.hrl.skills.nn_skill import truncate_obs_space
+
+from habitat_ver.common.checkpoint import load_checkpoint_file
+
+SKILL_KEY = "habitat_baselines.rl.policy.<agent>.hierarchical_policy.defined_skills"
+
+
+def skill_training_config(config: Any) -> Optional[Any]:
+    """The training config named by ``force_config_file``, or None."""
+    if not config.force_config_file:
+        return None
+    from habitat_ver.config.compose import config_names, get_config
+
+    name = config.force_config_file
+    if name not in config_names():
+        raise ValueError(
+            f"{SKILL_KEY}.{config.skill_name}.force_config_file={name!r} is not a "
+            f"config of habitat-ver's tree; allowed: {config_names()}"
+        )
+    return get_config(name)
+
+
+def checkpoint_path(config: Any, skill_key: str) -> str:
+    """``load_ckpt_file`` of a skill, checked to name an existing file."""
+    path = config.load_ckpt_file
+    key = f"{SKILL_KEY}.{skill_key}.load_ckpt_file"
+    if not path:
+        raise ValueError(
+            f"{key} is empty; set it to the skill's checkpoint, e.g. "
+            f"{key}=outputs/rearrange/ver_<skill>/checkpoints/latest.pth"
+        )
+    if not os.path.isfile(path):
+        raise FileNotFoundError(
+            f"{key}={path!r}: no such file; train the skill first (docs/HAB.md) "
+            "or point this key at its checkpoint"
+        )
+    return path
+
+
+def action_keys_of(train_config: Any) -> List[str]:
+    """The actions a skill was trained with, in habitat's (sorted) order."""
+    return sorted(train_config.habitat.task.actions.keys())
+
+
+def skill_action_space(
+    train_config: Any, full_action_space: ActionSpace
+) -> ActionSpace:
+    """The part of the evaluation's action space the skill controls."""
+    missing = [k for k in action_keys_of(train_config) if k not in full_action_space.spaces]
+    if missing:
+        raise ValueError(
+            f"the skill was trained with actions {missing} that the evaluation's "
+            f"habitat.task.actions lack; it has {sorted(full_action_space.spaces)}"
+        )
+    return ActionSpace(
+        OrderedDict((k, full_action_space[k]) for k in action_keys_of(train_config))
+    )
+
+
+class VERSkillLoader:
+    """Mixin giving an upstream ``NnSkillPolicy`` subclass our constructor.
+
+    Put it first in the bases: ``class VERPickSkill(VERSkillLoader, PickSkillPolicy)``.
+    """
+
+    @classmethod
+    def skill_observation_space(
+        cls, config: Any, observation_space: spaces.Dict, obs_keys: List[str]
+    ) -> spaces.Dict:
+        """The observation space the skill's policy sees at evaluation.
+
+        Args:
+            config: the skill's ``defined_skills`` entry.
+            observation_space: the evaluation environment's observations.
+            obs_keys: the keys the skill was trained on.
+        """
+        missing = [k for k in obs_keys if k not in observation_space.spaces]
+        if missing:
+            raise ValueError(
+                f"skill {config.skill_name} reads observations {missing} that the "
+                "evaluation does not produce; add their sensors and list them in "
+                f"habitat.gym.obs_keys (it has {sorted(observation_space.spaces)})"
+            )
+        selected: Dict[str, spaces.Space] = {k: observation_space.spaces[k] for k in obs_keys}
+        for k in config.obs_skill_inputs:
+            if k not in selected:
+                raise ValueError(
+                    f"{SKILL_KEY}.<skill>.obs_skill_inputs names {k!r}, which skill "
+                    f"{config.skill_name} does not read; it reads {list(obs_keys)}"
+                )
+            selected[k] = truncate_obs_space(selected[k], config.obs_skill_input_dim)
+        return spaces.Dict(selected)
+
+    @classmethod
+    def from_config(
+        cls, config, observation_space, action_space, batch_size, full_config,
+        skill_key: Optional[str] = None,
+    ):
+        """Upstream's skill constructor contract (see the module docstring)."""
+        skill_key = skill_key or config.skill_name
+        path = checkpoint_path(config, skill_key)
+        checkpoint = load_checkpoint_file(path)
+        train_config = skill_training_config(config)
+        if train_config is None:
+            train_config = checkpoint.get("config")
+        if train_config is None:
+            raise ValueError(
+                f"checkpoint {path!r} holds no config; set "
+                f"{SKILL_KEY}.{skill_key}.force_config_file to the config the "
+                "skill was trained with (e.g. rearrange/ver_pick)"
+            )
+        filtered_obs_space = cls.skill_observation_space(
+            config, observation_space, list(train_config.habitat.gym.obs_keys)
+        )
+        filtered_action_space = skill_action_space(train_config, action_space)
+        policy_cls = baseline_registry.get_policy(config.name)
+        if policy_cls is None:
+            raise ValueError(f"{SKILL_KEY}.{skill_key}.name={config.name!r} is not a registered policy")
+        actor_critic = policy_cls.from_config(
+            train_config, filtered_obs_space, create_action_space(filtered_action_space)
+        )
+        if "state_dict" not in checkpoint:
+            raise ValueError(f"checkpoint {path!r} has no 'state_dict'")
+        try:
+            actor_critic.load_state_dict(checkpoint["state_dict"])
+        except RuntimeError as error:
+            raise ValueError(
+                f"checkpoint {path!r} does not fit skill {skill_key}'s policy "
+                f"{config.name} built from its training config: {error}"
+            ) from error
+        return cls(
+            actor_critic, config, action_space, filtered_obs_space,
+            filtered_action_space, batch_size,
+        )
