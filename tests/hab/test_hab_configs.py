@@ -1,0 +1,95 @@
+"""The skill and HAB configs validate against habitat-lab's registries."""
+
+import pytest
+
+from habitat_ver.config.compose import config_names, get_config
+from habitat_ver.config.hab_validate import (
+    HabConfigError,
+    action_space_of,
+    check_hab_eval,
+    check_registered,
+    observation_space_of,
+)
+
+SKILLS = ["pick", "place", "nav_to_obj", "open_fridge", "close_fridge", "open_cab", "close_cab"]
+SCENARIOS = ["tidy_house", "prepare_groceries", "set_table"]
+HAB = [f"hab/{s}{v}" for s in SCENARIOS for v in ("", "_nonav")]
+TRAIN = [f"rearrange/ver_{s}" for s in SKILLS] + ["rearrange/ver_pick_nonav", "rearrange/ver_place_nonav"]
+
+
+def test_every_documented_config_exists():
+    assert set(HAB + TRAIN) <= set(config_names())
+
+
+@pytest.mark.parametrize("name", TRAIN)
+def test_skill_config_follows_the_paper(name):
+    config = get_config(name)
+    check_registered(config)
+    baselines, habitat = config.habitat_baselines, config.habitat
+    assert baselines.trainer_name == "ver"
+    assert baselines.rl.policy.main_agent.name == "VERPolicy"
+    ppo = baselines.rl.ppo
+    # Table A1.
+    assert (ppo.lr, ppo.ppo_epoch, ppo.num_mini_batch, ppo.clip_param) == (2.5e-4, 3, 2, 0.2)
+    assert (ppo.entropy_coef, ppo.use_adaptive_entropy_pen, ppo.entropy_target_factor) == (1e-3, True, 0.0)
+    assert (ppo.value_loss_coef, ppo.tau, ppo.gamma, ppo.num_steps) == (0.5, 0.95, 0.99, 128)
+    assert not ppo.use_clipped_value_loss and not ppo.use_normalized_advantage
+    assert baselines.num_environments == 16 and baselines.total_num_steps == 5e8
+    assert habitat.simulator.agents.main_agent.articulated_agent_type == "FetchSuctionRobot"
+    assert habitat.simulator.concur_render
+    obs = observation_space_of(config)
+    assert obs.spaces["head_depth"].shape == (128, 128, 1) and obs.spaces["joint"].shape == (7,)
+    actions = habitat.task.actions
+    if "arm_action" in actions:
+        assert actions.arm_action.arm_controller == "ArmRelPosAction"
+        assert actions.arm_action.grip_controller == "SuctionGraspAction"
+    assert ("base_velocity" in actions) == (not name.endswith("_nonav"))
+
+
+def test_nav_skill_has_stop_and_force_penalty():
+    config = get_config("rearrange/ver_nav_to_obj")
+    assert "rearrange_stop" in config.habitat.task.actions
+    assert config.habitat.task.measurements.rearrange_nav_to_obj_reward.force_pen > 0
+
+
+@pytest.mark.parametrize("name", HAB)
+def test_hab_config_validates_and_loads_the_skills_its_plan_needs(name):
+    config = get_config(name)
+    checked = check_hab_eval(config)
+    expected = {"pick", "place"}
+    if not name.endswith("_nonav"):
+        expected.add("nav_to_obj")
+    if name.startswith("hab/set_table"):
+        expected |= {"open_cab", "open_fridge"}
+    assert set(checked) == expected
+    assert "pddl_stage_goals" in config.habitat.task.measurements
+    assert f"outputs/{name}/" in config.habitat_baselines.log_file
+
+
+def test_a_sensor_type_habitat_lacks_is_named():
+    config = get_config("rearrange/ver_pick", ["habitat.task.lab_sensors.joint_sensor.type=NoSuchSensor"])
+    with pytest.raises(HabConfigError, match=r"lab_sensors\.joint_sensor\.type: sensor type 'NoSuchSensor' is not registered"):
+        check_registered(config)
+
+
+def test_an_obs_key_no_sensor_produces_is_named():
+    config = get_config("rearrange/ver_pick", ["habitat.gym.obs_keys=[head_depth,joint,nope]"])
+    with pytest.raises(HabConfigError, match=r"habitat.gym.obs_keys: 'nope' is produced by no configured sensor"):
+        check_registered(config)
+
+
+def test_a_skill_reading_a_missing_observation_is_refused():
+    config = get_config("hab/tidy_house", ["habitat.gym.obs_keys=[head_depth,joint,is_holding,relative_resting_position,obj_start_gps_compass,obj_goal_gps_compass,obj_goal_sensor]"])
+    with pytest.raises(HabConfigError, match=r"defined_skills.pick: skill VERPickSkill reads observations \['obj_start_sensor'\]"):
+        check_hab_eval(config)
+
+
+def test_a_skill_whose_actions_the_evaluation_lacks_is_refused():
+    config = get_config("hab/tidy_house", ["~habitat.task.actions.base_velocity"])
+    with pytest.raises(HabConfigError, match=r"defined_skills.pick: .*actions \['base_velocity'\]"):
+        check_hab_eval(config)
+
+
+def test_evaluation_action_space_is_arm_base_stop():
+    spaces_ = action_space_of(get_config("hab/tidy_house"))
+    assert list(spaces_.spaces) == ["arm_action", "base_velocity", "rearrange_stop"]
