@@ -97,6 +97,7 @@ def _registrations():
     from habitat_ver.updaters.ppo import PPOUpdater
     from habitat_ver.policies.compact_policy import CompactPolicy
     from habitat_ver.policies.ver_policy import VERPolicy
+    from habitat_ver.skills.hierarchical_policy import VERHierarchicalPolicy
     from habitat_ver.storage.ver_storage import VERStorage
 
     return [
@@ -106,4 +107,5 @@ def _registrations():
         ("storage", "VERStorage", VERStorage),
         ("policy", "CompactPolicy", CompactPolicy),
         ("policy", "VERPolicy", VERPolicy),
+        ("policy", "VERHierarchicalPolicy", VERHierarchicalPolicy),
     ]
