@@ -10,7 +10,6 @@ and ends the worker.
 
 import enum
 import os
-import signal
 import traceback
 from typing import Any, Callable, List, Tuple
 
@@ -18,6 +17,7 @@ import numpy as np
 from gym import spaces
 from habitat_baselines.utils.info_dict import extract_scalars_from_info
 
+from habitat_ver.distributed.requeue import ignore_stop_signals
 from habitat_ver.system.shared_buffers import InfoColumns
 
 
@@ -103,8 +103,9 @@ def init_process(
         commands: this worker's command queue.
         reports: the queue shared by all workers.
     """
-    # Ctrl-C goes to the whole process group: the trainer decides how to stop.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Ctrl-C and SLURM's signals go to the whole process group: the trainer
+    # decides how to stop, and shuts this worker down.
+    ignore_stop_signals()
     try:
         env = make_env()
         reports.put((Report.SPACES, index, EnvStepper(env, index, None).spaces()))

@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Optional
 import torch
 from habitat import logger
 from habitat_baselines.common.tensorboard_utils import get_writer
-from habitat_baselines.rl.ddppo.ddp_utils import EXIT, rank0_only, requeue_job
+from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer
 
 from habitat_ver.common.checkpoint import (
@@ -37,6 +37,7 @@ from habitat_ver.config.schema import (
     section_or_default,
 )
 from habitat_ver.config.validate import ConfigError, validate
+from habitat_ver.distributed import requeue
 from habitat_ver.distributed.preemption import RolloutTracker
 from habitat_ver.trainers.progress import RunProgress, RunSummary
 
@@ -61,6 +62,8 @@ class DDPPOTrainer(PPOTrainer):
         self._last_checkpoint_step: Optional[float] = None
         self._run_id: Optional[str] = None
         self.last_summary: Optional[RunSummary] = None
+        # Multi-rank: a stop signal on any rank, agreed in the last all-reduce.
+        self._stop_agreed = False
 
     # ----------------------------------------------------------------- hooks
     def should_end_early(self, rollout_step: int) -> bool:
@@ -105,6 +108,7 @@ class DDPPOTrainer(PPOTrainer):
             window_episode_stats={k: list(v) for k, v in self.window_episode_stats.items()},
             run_id=self._run_id,
             rollout_lengths=list(self.rollout_lengths),
+            **self._extra_resume_stats(),
         )
         self._resume_files().save(
             dict(
@@ -113,6 +117,13 @@ class DDPPOTrainer(PPOTrainer):
                 requeue_stats=stats,
             )
         )
+
+    def _extra_resume_stats(self) -> Dict[str, Any]:
+        """Hook: a subclass's own counters for the resume state (plain data)."""
+        return {}
+
+    def _restore_extra_stats(self, stats: Dict[str, Any]) -> None:
+        """Hook: reads back what :meth:`_extra_resume_stats` saved."""
 
     def _restore(self, resume_state: Dict[str, Any]) -> None:
         self._agent.load_state_dict(resume_state)
@@ -124,6 +135,7 @@ class DDPPOTrainer(PPOTrainer):
         self._prev_time = stats["prev_time"]
         self._run_id = stats.get("run_id")
         self.rollout_lengths = list(stats.get("rollout_lengths", []))
+        self._restore_extra_stats(stats)
         self.running_episode_stats = stats["running_episode_stats"]
         window = self._ppo_cfg.reward_window_size
         for key, values in stats["window_episode_stats"].items():
@@ -184,6 +196,41 @@ class DDPPOTrainer(PPOTrainer):
         if self._rollout_tracker is not None:
             self._rollout_tracker.mark_done(self.num_updates_done)
         return steps
+
+    def _coalesce_post_step(
+        self, losses: Dict[str, float], count_steps_delta: int
+    ) -> Dict[str, float]:
+        """Upstream's per-update all-reduce, carrying each rank's stop request."""
+        if not self._is_distributed:
+            return super()._coalesce_post_step(losses, count_steps_delta)
+        self._agree_on_episode_stat_keys()
+        losses = dict(losses, **{requeue.STOP_KEY: float(requeue.stop_requested_locally())})
+        losses = super()._coalesce_post_step(losses, count_steps_delta)
+        self._stop_agreed = losses.pop(requeue.STOP_KEY) > 0
+        return losses
+
+    def _agree_on_episode_stat_keys(self) -> None:
+        """Gives every rank the same episode-statistic keys before upstream's
+        all-reduce of them.
+
+        Info metrics become keys when a rank first sees them in an ended
+        episode (e.g. gym's ``TimeLimit.truncated`` once an episode reaches
+        the limit), so ranks can hold different keys; upstream then all-reduces
+        differently shaped tensors and the run dies in the collective.
+        """
+        keys = sorted(self.running_episode_stats)
+        every_rank: List[Any] = [None] * torch.distributed.get_world_size()
+        torch.distributed.all_gather_object(every_rank, keys)
+        count = self.running_episode_stats["count"]
+        for key in sorted(set().union(*every_rank)):
+            if key not in self.running_episode_stats:
+                self.running_episode_stats[key] = torch.zeros_like(count)
+
+    def _stop_requested(self) -> bool:
+        """Stop now? Multi-rank: only as agreed by every rank."""
+        if self._is_distributed:
+            return self._stop_agreed
+        return requeue.stop_requested_locally()
 
     def _learn(self, steps: int) -> Dict[str, float]:
         losses = self._update_agent()
@@ -256,6 +303,7 @@ class DDPPOTrainer(PPOTrainer):
         """Train until the step/update budget is spent (or a stop signal)."""
         resume_state = self._resume_files().load()
         self._init_train(resume_state)
+        requeue.install_stop_handlers()  # after upstream's (SLURM only) handlers
         self._init_preemption()
         if self._is_distributed:
             torch.distributed.barrier()
@@ -289,9 +337,9 @@ class DDPPOTrainer(PPOTrainer):
             self._agent.pre_rollout()
             if self._should_save_resume_state():
                 self._save_resume_state()
-            if EXIT.is_set():
+            if self._stop_requested():
                 self._save_resume_state()
-                requeue_job()
+                requeue.requeue()
                 return True
             steps = self._collect_rollout()
             losses = self._learn(steps)

@@ -232,6 +232,21 @@ class VERTrainer(DDPPOTrainer):
                 self._ppo_cfg.num_steps,
             )
 
+    def _extra_resume_stats(self) -> Dict[str, Any]:
+        tracker = self._ver_tracker
+        return dict(ver_preemption=dict(
+            last_learn_time=self._last_learn_time,
+            target=None if tracker is None else tracker.target,
+        ))
+
+    def _restore_extra_stats(self, stats: Dict[str, Any]) -> None:
+        saved = stats.get("ver_preemption") or {}
+        self._last_learn_time = float(saved.get("last_learn_time", 0.0))
+        # The first rollout after a restart has no previous rollout to fill
+        # from, so it is not cut; the target comes back for the one after.
+        if self._ver_tracker is not None and saved.get("target") is not None:
+            self._ver_tracker.target = int(saved["target"])
+
     @property
     def _keeps_previous_rollout(self) -> bool:
         """Preemption fills short rollouts from the previous one, so it is kept."""

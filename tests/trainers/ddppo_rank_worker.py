@@ -25,6 +25,8 @@ def _digest(state_dict) -> str:
 
 def main() -> None:
     out_dir, config_name, overrides = sys.argv[1], sys.argv[2], sys.argv[3:]
+    with open(os.path.join(out_dir, f"rank{os.environ['RANK']}.pid"), "w") as f:
+        f.write(str(os.getpid()))  # for tests that signal one rank
     config = get_config(config_name, overrides)
     trainer = get_trainer_class(config.habitat_baselines.trainer_name)(config)
     trainer.train()

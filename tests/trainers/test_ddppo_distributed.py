@@ -3,11 +3,15 @@
 import json
 import os
 import socket
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+
+from habitat_ver.common.checkpoint import ResumeStateFiles
 
 from .conftest import run_overrides
 
@@ -26,14 +30,20 @@ def _free_ports(count: int):
     return ports
 
 
-def _run_two_ranks(tmp_path, config_name, overrides):
-    """Train on 2 gloo ranks; returns each rank's report."""
+def _two_ranks_command(tmp_path, config_name, overrides):
+    """(command, environment) training on 2 gloo ranks under torchrun."""
     store_port, launcher_port = _free_ports(2)
     env = dict(os.environ, MAIN_PORT=str(store_port), MAIN_ADDR="127.0.0.1",
                GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
            f"--master_port={launcher_port}", str(WORKER), str(tmp_path), config_name,
            *overrides]
+    return cmd, env
+
+
+def _run_two_ranks(tmp_path, config_name, overrides):
+    """Train on 2 gloo ranks; returns each rank's report."""
+    cmd, env = _two_ranks_command(tmp_path, config_name, overrides)
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, "\n".join(
         l for l in done.stderr.splitlines() if "rank1]" in l or "Error" in l
@@ -107,3 +117,55 @@ def test_ver_preemption_cuts_the_straggler_and_fills_its_batch(tmp_path):
     # Steps are counted once: the fresh steps of both ranks, stale ones not.
     fresh = sum(r["fresh"] for r in fast_stats + slow_stats)
     assert fast["num_steps_done"] == slow["num_steps_done"] == fresh
+
+
+def _signal_rank_once_trained_past(tmp_path, run, overrides, rank, past_update):
+    """Start 2 ranks, SIGTERM ``rank`` once the resume state is past
+    ``past_update``; returns both ranks' reports (asserting exit status 0)."""
+    cmd, env = _two_ranks_command(tmp_path, "gym/ver_cartpole", overrides)
+    for r in (0, 1):
+        (tmp_path / f"rank{r}.json").unlink(missing_ok=True)
+        (tmp_path / f"rank{r}.pid").unlink(missing_ok=True)
+    files = ResumeStateFiles(str(run / "checkpoints"))
+    with open(tmp_path / "stderr.txt", "w") as stderr:  # a full pipe would block the run
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            assert proc.poll() is None, (tmp_path / "stderr.txt").read_text()[-3000:]
+            assert time.monotonic() < deadline
+            state = files.load() if (run / "checkpoints" / "resume-state.pth").exists() else None
+            if state and state["requeue_stats"]["num_updates_done"] > past_update:
+                break
+            time.sleep(0.2)
+        os.kill(int((tmp_path / f"rank{rank}.pid").read_text()), signal.SIGTERM)
+        assert proc.wait(timeout=120) == 0, (tmp_path / "stderr.txt").read_text()[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+
+
+@pytest.mark.multiproc
+def test_sigterm_on_one_rank_stops_both_after_one_update_and_the_run_resumes(tmp_path):
+    run = tmp_path / "run"
+    overrides = run_overrides(run, num_updates=100000) + [
+        "habitat_baselines.distrib_preemption.policy=none"]
+    files = ResumeStateFiles(str(run / "checkpoints"))
+    # Only rank 1 gets the signal (SLURM's may reach ranks at different times).
+    rank0, rank1 = _signal_rank_once_trained_past(tmp_path, run, overrides, 1, 0)
+    # Both ranks stopped after the same update, long before the budget.
+    assert rank0["num_updates_done"] == rank1["num_updates_done"] < 100000
+    assert rank0["params"] == rank1["params"]
+    saved = files.load()["requeue_stats"]
+    assert saved["num_updates_done"] == rank0["num_updates_done"]
+    assert saved["num_steps_done"] == rank0["num_steps_done"]
+    # The same command again resumes there (the saved config is used, as
+    # upstream does); this time rank 0 gets the signal.
+    first = saved["num_updates_done"]
+    rank0, rank1 = _signal_rank_once_trained_past(tmp_path, run, overrides, 0, first)
+    assert rank0["num_updates_done"] == rank1["num_updates_done"] > first
+    assert rank0["params"] == rank1["params"]
+    more = rank0["num_updates_done"] - first
+    assert rank0["num_steps_done"] == saved["num_steps_done"] + more * NUM_STEPS * 2 * 2
+    assert files.load()["requeue_stats"]["num_updates_done"] == rank0["num_updates_done"]
