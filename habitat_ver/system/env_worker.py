@@ -89,8 +89,50 @@ class EnvStepper:
         self.buffers.write_step(self.index, _as_dict(observation), reward, done, values)
 
 
+# Seconds between two checks that the trainer is still alive.
+PARENT_CHECK_SECONDS = 2.0
+
+
+class TrainerGone(Exception):
+    """The trainer process died without shutting this worker down."""
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie, dead but not yet reaped, is not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            # "pid (comm) state ...": the state follows the last ")".
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc (macOS): existence only
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+def _next_command(commands: Any, trainer_pid: int) -> Any:
+    """The next command; raises :class:`TrainerGone` once the trainer died.
+
+    Workers ignore SIGTERM and SIGINT (the trainer stops them), and a
+    forkserver child does not die with the trainer, so a trainer killed
+    outright (SIGKILL, an abort in a collective) would leave them waiting
+    forever.
+    """
+    # SimpleQueue has no timeout; its reading end (a Connection) can poll.
+    while not commands._reader.poll(PARENT_CHECK_SECONDS):
+        if not _alive(trainer_pid):
+            raise TrainerGone(f"trainer process {trainer_pid} is gone")
+    return commands.get()
+
+
 def init_process(
-    index: int, make_env: Callable[[], Any], commands: Any, reports: Any
+    index: int, make_env: Callable[[], Any], commands: Any, reports: Any,
+    trainer_pid: int,
 ) -> None:
     """Entry point of an env worker process.
 
@@ -102,6 +144,7 @@ def init_process(
         make_env: builds the env (called once, in this process).
         commands: this worker's command queue.
         reports: the queue shared by all workers.
+        trainer_pid: the trainer's process; the worker exits when it is gone.
     """
     # Ctrl-C and SLURM's signals go to the whole process group: the trainer
     # decides how to stop, and shuts this worker down.
@@ -110,17 +153,19 @@ def init_process(
         env = make_env()
         reports.put((Report.SPACES, index, EnvStepper(env, index, None).spaces()))
         stepper = EnvStepper(
-            env, index, commands.get(),
+            env, index, _next_command(commands, trainer_pid),
             on_info_names=lambda i, names: reports.put((Report.INFO_NAMES, i, names)),
         )
-        _serve(stepper, commands, reports)
+        _serve(stepper, commands, reports, trainer_pid)
+    except TrainerGone:
+        return
     except Exception:  # noqa: BLE001 - reported to the trainer, which raises
         reports.put((Report.FAILED, index, f"[pid {os.getpid()}] {traceback.format_exc()}"))
 
 
-def _serve(stepper: EnvStepper, commands: Any, reports: Any) -> None:
+def _serve(stepper: EnvStepper, commands: Any, reports: Any, trainer_pid: int) -> None:
     while True:
-        command = commands.get()
+        command = _next_command(commands, trainer_pid)
         if command == Command.STEP:
             stepper.step()
         elif command == Command.RESET:

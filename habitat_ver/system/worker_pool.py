@@ -13,6 +13,7 @@ worker's traceback).
 
 import collections
 import multiprocessing as mp
+import os
 import queue
 import time
 import traceback
@@ -77,7 +78,8 @@ class EnvWorkerPool:
         self._commands = [context.SimpleQueue() for _ in make_envs]
         for index, make in enumerate(make_envs):
             process = context.Process(
-                target=init_process, args=(index, make, self._commands[index], self._reports),
+                target=init_process,
+                args=(index, make, self._commands[index], self._reports, os.getpid()),
                 daemon=True, name=f"habitat_ver-env-{index}",
             )
             process.start()

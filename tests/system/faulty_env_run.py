@@ -5,6 +5,8 @@ and prints the error the pool raised.
 """
 
 import functools
+import os
+import signal
 import sys
 
 import gym
@@ -30,7 +32,10 @@ def main() -> None:
     names = ["CartPole-v1", "RaisesOnThirdStep"]
     makers = [functools.partial(gym.make, "CartPole-v1"), RaisesOnThirdStep]
     pool = EnvWorkerPool(makers, describe=lambda i: names[i], serial=sys.argv[1] == "serial")
+    print(f"workers started", flush=True)
     pool.reset()
+    if sys.argv[1] == "sigkill":  # the trainer dies without closing the pool
+        os.kill(os.getpid(), signal.SIGKILL)
     try:
         for _ in range(100):
             ids = torch.arange(pool.num_envs)

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -22,15 +23,21 @@ def _processes_mentioning(marker: str):
     return found
 
 
-@pytest.mark.multiproc
-@pytest.mark.parametrize("mode", ["processes", "serial"])
-def test_failing_env_is_named_and_every_worker_is_gone(tmp_path, mode):
-    # A copy of the script in a fresh folder: that folder is on the workers'
-    # sys.path, so it marks every process the run started.
+def _marked_script(tmp_path) -> Path:
+    """A copy of the script in a fresh folder: that folder is on the workers'
+    sys.path, so it marks every process the run started."""
     marker_dir = tmp_path / "pool_run_marker"
     marker_dir.mkdir()
     script = marker_dir / SCRIPT.name
     script.write_text(SCRIPT.read_text())
+    return script
+
+
+@pytest.mark.multiproc
+@pytest.mark.parametrize("mode", ["processes", "serial"])
+def test_failing_env_is_named_and_every_worker_is_gone(tmp_path, mode):
+    script = _marked_script(tmp_path)
+    marker_dir = script.parent
     shm_before = set(os.listdir("/dev/shm"))
     done = subprocess.run([sys.executable, str(script), mode], capture_output=True,
                           text=True, timeout=180, cwd=marker_dir)
@@ -41,3 +48,17 @@ def test_failing_env_is_named_and_every_worker_is_gone(tmp_path, mode):
     assert "ValueError: boom at step 3" in error  # the worker's traceback
     assert _processes_mentioning(str(marker_dir)) == []
     assert set(os.listdir("/dev/shm")) - shm_before == set()
+
+
+@pytest.mark.multiproc
+def test_workers_exit_when_the_trainer_is_killed(tmp_path):
+    # Workers ignore SIGTERM/SIGINT (the trainer stops them) and are not the
+    # trainer's children (forkserver), so they must notice it is gone.
+    script = _marked_script(tmp_path)
+    done = subprocess.run([sys.executable, str(script), "sigkill"], capture_output=True,
+                          text=True, timeout=180, cwd=script.parent)
+    assert done.returncode == -9 and "workers started" in done.stdout, done.stderr[-3000:]
+    deadline = time.monotonic() + 30
+    while _processes_mentioning(str(script.parent)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_mentioning(str(script.parent)) == []
