@@ -66,28 +66,32 @@ def test_hab_config_validates_and_loads_the_skills_its_plan_needs(name):
     assert f"outputs/{name}/" in config.habitat_baselines.log_file
 
 
-def test_a_sensor_type_habitat_lacks_is_named():
-    config = get_config("rearrange/ver_pick", ["habitat.task.lab_sensors.joint_sensor.type=NoSuchSensor"])
-    with pytest.raises(HabConfigError, match=r"lab_sensors\.joint_sensor\.type: sensor type 'NoSuchSensor' is not registered"):
-        check_registered(config)
+# (config, overrides, checker, the error's expected words)
+BAD_CONFIGS = {
+    "unregistered_sensor_type": (
+        "rearrange/ver_pick", ["habitat.task.lab_sensors.joint_sensor.type=NoSuchSensor"],
+        check_registered,
+        r"lab_sensors\.joint_sensor\.type: sensor type 'NoSuchSensor' is not registered"),
+    "obs_key_without_sensor": (
+        "rearrange/ver_pick", ["habitat.gym.obs_keys=[head_depth,joint,nope]"],
+        check_registered, r"habitat.gym.obs_keys: 'nope' is produced by no configured sensor"),
+    "skill_reads_missing_observation": (
+        "hab/tidy_house",
+        ["habitat.gym.obs_keys=[head_depth,joint,is_holding,relative_resting_position,"
+         "obj_start_gps_compass,obj_goal_gps_compass,obj_goal_sensor]"],
+        check_hab_eval,
+        r"defined_skills.pick: skill VERPickSkill reads observations \['obj_start_sensor'\]"),
+    "skill_action_missing_in_evaluation": (
+        "hab/tidy_house", ["~habitat.task.actions.base_velocity"],
+        check_hab_eval, r"defined_skills.pick: .*actions \['base_velocity'\]"),
+}
 
 
-def test_an_obs_key_no_sensor_produces_is_named():
-    config = get_config("rearrange/ver_pick", ["habitat.gym.obs_keys=[head_depth,joint,nope]"])
-    with pytest.raises(HabConfigError, match=r"habitat.gym.obs_keys: 'nope' is produced by no configured sensor"):
-        check_registered(config)
-
-
-def test_a_skill_reading_a_missing_observation_is_refused():
-    config = get_config("hab/tidy_house", ["habitat.gym.obs_keys=[head_depth,joint,is_holding,relative_resting_position,obj_start_gps_compass,obj_goal_gps_compass,obj_goal_sensor]"])
-    with pytest.raises(HabConfigError, match=r"defined_skills.pick: skill VERPickSkill reads observations \['obj_start_sensor'\]"):
-        check_hab_eval(config)
-
-
-def test_a_skill_whose_actions_the_evaluation_lacks_is_refused():
-    config = get_config("hab/tidy_house", ["~habitat.task.actions.base_velocity"])
-    with pytest.raises(HabConfigError, match=r"defined_skills.pick: .*actions \['base_velocity'\]"):
-        check_hab_eval(config)
+@pytest.mark.parametrize("case", list(BAD_CONFIGS))
+def test_a_bad_config_is_refused_by_name(case):
+    name, overrides, check, message = BAD_CONFIGS[case]
+    with pytest.raises(HabConfigError, match=message):
+        check(get_config(name, overrides))
 
 
 def test_evaluation_action_space_is_arm_base_stop():
