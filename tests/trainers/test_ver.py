@@ -163,15 +163,22 @@ def _processes_in(folder) -> list:
     return found
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.multiproc
 def test_ctrl_c_stops_the_run_and_every_worker(tmp_path):
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "habitat_ver.run", "--config-name=gym/ver_cartpole",
            *run_overrides(out, num_updates=100000)]
     # stderr goes to a file: a pipe nobody reads fills up and blocks the run.
+    # A shell starts background jobs (`make test &`, nohup) with SIGINT ignored,
+    # and children inherit that, so the run gets the terminal's disposition back.
     with open(tmp_path / "stderr.txt", "w") as stderr:
         proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL,
-                                stderr=stderr, start_new_session=True)
+                                stderr=stderr, start_new_session=True,
+                                preexec_fn=_default_sigint)
     try:
         deadline = time.monotonic() + 120
         while not (out / "checkpoints" / "resume-state.pth").exists():
