@@ -99,8 +99,10 @@ def _registrations():
     from habitat_ver.policies.ver_policy import VERPolicy
     from habitat_ver.skills.hierarchical_policy import VERHierarchicalPolicy
     from habitat_ver.storage.ver_storage import VERStorage
+    from habitat_ver.trainers.appo import AppoTrainer
 
     return [
+        ("trainer", "appo", AppoTrainer),
         ("storage", "LockstepRolloutStorage", LockstepRolloutStorage),
         ("updater", "PPOUpdater", PPOUpdater),
         ("updater", "DDPPOUpdater", DDPPOUpdater),

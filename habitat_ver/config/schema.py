@@ -16,6 +16,7 @@ from omegaconf import OmegaConf
 from habitat_baselines.config.default_structured_configs import (
     HabitatBaselinesRLConfig,
 )
+from habitat_ver.config.appo import HabitatVerRLConfig
 from habitat_ver.config.embedded_env import EmbeddedEnvConfig
 from habitat_ver.config.ver_policy import VERPolicyConfig
 
@@ -54,6 +55,9 @@ class DistribPreemptionConfig:
 @dataclass
 class HabitatVerBaselinesConfig(HabitatBaselinesRLConfig):
     """Upstream's RL schema plus habitat-ver's sections."""
+
+    # Upstream's rl section plus rl.appo (the appo trainer's settings).
+    rl: HabitatVerRLConfig = field(default_factory=HabitatVerRLConfig)
 
     # Embedded (sim-free) environments: resolution, scenario mix, stragglers.
     embedded_env: EmbeddedEnvConfig = field(default_factory=EmbeddedEnvConfig)

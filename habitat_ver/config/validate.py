@@ -92,6 +92,37 @@ def validate_training(config: Any) -> None:
                preemption.policy, f"one of {policies}")
 
 
+def validate_appo(config: Any) -> None:
+    """``habitat_baselines.rl.appo`` (read by the appo trainer only)."""
+    baselines = config.habitat_baselines
+    appo = baselines.rl.get("appo")
+    if appo is None or baselines.trainer_name != "appo":
+        return
+    key = "habitat_baselines.rl.appo."
+    workers = appo.num_rollout_workers
+    _check(workers > 0 and baselines.num_environments % workers == 0,
+           key + "num_rollout_workers", workers,
+           f"a positive divisor of habitat_baselines.num_environments={baselines.num_environments}")
+    per_worker = baselines.num_environments // workers
+    _check(appo.num_env_groups > 0 and per_worker % appo.num_env_groups == 0,
+           key + "num_env_groups", appo.num_env_groups,
+           f"a positive divisor of the envs per rollout worker ({per_worker})")
+    _check(appo.batch_trajectories >= 0, key + "batch_trajectories", appo.batch_trajectories,
+           ">= 0 (0: habitat_baselines.num_environments)")
+    batch = appo.batch_trajectories or baselines.num_environments
+    _check(appo.num_trajectory_slots == 0
+           or appo.num_trajectory_slots >= batch + baselines.num_environments,
+           key + "num_trajectory_slots", appo.num_trajectory_slots,
+           f"0 (automatic) or >= batch_trajectories + num_environments ({batch} + "
+           f"{baselines.num_environments})")
+    _check(baselines.rl.ppo.num_mini_batch <= batch,
+           "habitat_baselines.rl.ppo.num_mini_batch", baselines.rl.ppo.num_mini_batch,
+           f"at most the trajectories per batch ({batch}) for appo")
+    for name in ("vtrace_rho_clip", "vtrace_c_clip"):
+        _check(appo[name] > 0, key + name, appo[name], "must be > 0")
+    _check(appo.max_policy_lag >= 0, key + "max_policy_lag", appo.max_policy_lag, "must be >= 0")
+
+
 def validate_eval(config: Any) -> None:
     """Evaluation needs an existing checkpoint file or folder."""
     baselines = config.habitat_baselines
@@ -111,6 +142,7 @@ def validate(config: Any) -> None:
     validate_simulator_available(config)
     validate_training(config)
     validate_gym_id(config)
+    validate_appo(config)
     validate_eval(config)
     embedded = config.habitat_baselines.get("embedded_env")
     if embedded is not None:

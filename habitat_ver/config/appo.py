@@ -1,0 +1,46 @@
+"""``habitat_baselines.rl.appo``: the ``appo`` trainer's settings.
+
+Sample Factory's asynchronous PPO (Petrenko et al. 2020, sections 3.1-3.4):
+rollout workers that only simulate, a policy worker that batches inference,
+a learner that trains on complete trajectories of ``rl.ppo.num_steps`` steps
+as soon as a batch of them is ready.  PPO's own keys (``rl.ppo.*``: clip,
+epochs, minibatches, lr, gamma, ...) keep their meaning; ``rl.ppo.tau``
+(GAE's lambda) is unused, V-trace replaces GAE.
+"""
+
+from dataclasses import dataclass, field
+
+from habitat_baselines.config.default_structured_configs import RLConfig
+
+
+@dataclass
+class AppoConfig:
+    """Asynchronous PPO: workers, batching, V-trace and policy lag."""
+
+    # Rollout worker processes; habitat_baselines.num_environments must be a
+    # multiple of it (each worker owns num_environments / num_rollout_workers envs).
+    num_rollout_workers: int = 2
+    # Groups each worker's envs are split into and stepped alternately
+    # (double-buffered sampling: 2; 1 turns it off). Must divide the envs per worker.
+    num_env_groups: int = 2
+    # Trajectories of rl.ppo.num_steps steps per learner batch (0: num_environments).
+    batch_trajectories: int = 0
+    # Preallocated trajectory slots in shared memory (0: 2 * batch + num_environments).
+    num_trajectory_slots: int = 0
+    # V-trace's rho-bar (truncation of the importance ratio in the targets), > 0.
+    vtrace_rho_clip: float = 1.0
+    # V-trace's c-bar (truncation of the trace coefficients), > 0.
+    vtrace_c_clip: float = 1.0
+    # Trajectories with a step older than this many policy versions at learning
+    # time are dropped (counted in diag/dropped_trajectories), >= 0.
+    max_policy_lag: int = 20
+    # Run the rollout workers in the policy worker's thread (tests, debugging).
+    serial: bool = False
+
+
+@dataclass
+class HabitatVerRLConfig(RLConfig):
+    """Upstream's ``rl`` section plus ``rl.appo``."""
+
+    # The appo trainer's settings (habitat_ver/config/appo.py).
+    appo: AppoConfig = field(default_factory=AppoConfig)

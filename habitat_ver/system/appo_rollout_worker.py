@@ -1,0 +1,326 @@
+"""APPO's rollout workers: processes that only simulate.
+
+Sample Factory (Petrenko et al. 2020, sections 3.1-3.2): each rollout worker
+owns ``k`` envs split into groups that it steps alternately (double-buffered
+sampling): while the policy worker computes the actions of group 0, the
+worker steps group 1, and the other way round, so neither side waits for the
+other.  Every env writes its results into its row of the shared
+:class:`~habitat_ver.system.shared_buffers.EnvSharedBuffers` (one
+:class:`~habitat_ver.system.env_worker.EnvStepper` per env, as VER's env
+workers do); only ``(command, group)`` and ``(READY, worker, group)`` cross
+the queues.
+
+``serial=True`` runs the workers in the caller's thread: :meth:`send` steps
+the group at once and queues the same report a process would.  Shutdown is
+total (:meth:`RolloutWorkerPool.close`), also after a failure, whose report
+names the env index and carries its traceback.
+"""
+
+import enum
+import multiprocessing as mp
+import os
+import queue
+import traceback
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from habitat_ver.distributed.requeue import ignore_stop_signals
+from habitat_ver.system.env_worker import EnvStepper, Report, TrainerGone, _next_command
+from habitat_ver.system.shared_buffers import EnvSharedBuffers
+from habitat_ver.system.worker_pool import START_TIMEOUT_S, EnvWorkerError
+
+# (global env index, zero-argument picklable env builder)
+EnvMaker = Tuple[int, Callable[[], Any]]
+
+
+class Command(enum.IntEnum):
+    RESET = 0  # payload unused: reset every env, report every group READY
+    STEP = 1  # payload: the group whose actions are written
+    CLOSE = 2
+
+
+class EnvFailed(Exception):
+    """An env of a rollout worker raised; carries its index and traceback."""
+
+    def __init__(self, env_index: int, details: str):
+        super().__init__(env_index, details)
+        self.env_index = env_index
+        self.details = details
+
+
+def split_groups(env_ids: Sequence[int], num_groups: int) -> List[List[int]]:
+    """``env_ids`` in ``num_groups`` contiguous groups of equal size."""
+    size = len(env_ids) // num_groups
+    return [list(env_ids[g * size:(g + 1) * size]) for g in range(num_groups)]
+
+
+class RolloutWorker:
+    """The envs of one rollout worker, stepped one group at a time.
+
+    Args:
+        index: the worker's number.
+        envs: ``(global env index, env)`` pairs.
+        num_groups: groups stepped alternately.
+        on_info_names: see :class:`EnvStepper`.
+    """
+
+    def __init__(
+        self, index: int, envs: Sequence[Tuple[int, Any]], num_groups: int,
+        on_info_names: Callable[[int, List[str]], None] = lambda i, names: None,
+    ):
+        self.index = index
+        self.steppers = {
+            env_index: EnvStepper(env, env_index, None, on_info_names=on_info_names)
+            for env_index, env in envs
+        }
+        self.groups = split_groups([i for i, _ in envs], num_groups)
+
+    def spaces(self) -> Any:
+        return next(iter(self.steppers.values())).spaces()
+
+    def set_buffers(self, buffers: EnvSharedBuffers) -> None:
+        for stepper in self.steppers.values():
+            stepper.buffers = buffers
+
+    def _run(self, env_ids: Sequence[int], reset: bool) -> None:
+        for env_index in env_ids:
+            stepper = self.steppers[env_index]
+            try:
+                stepper.reset() if reset else stepper.step()
+            except Exception as error:  # noqa: BLE001 - reported with the env index
+                raise EnvFailed(env_index, traceback.format_exc()) from error
+
+    def serve(self, command: Command, group: int, report: Callable[[Any], None]) -> None:
+        """Run one command; reports each group whose results are written."""
+        if command == Command.RESET:
+            for g, env_ids in enumerate(self.groups):
+                self._run(env_ids, reset=True)
+                report((Report.READY, self.index, g))
+        else:
+            self._run(self.groups[group], reset=False)
+            report((Report.READY, self.index, group))
+
+    def close(self) -> None:
+        for stepper in self.steppers.values():
+            stepper.env.close()
+
+
+def init_process(
+    index: int, makers: Sequence[EnvMaker], num_groups: int, commands: Any,
+    reports: Any, trainer_pid: int,
+) -> None:
+    """Entry point of a rollout worker process.
+
+    Protocol: build the envs, report ``(SPACES, worker, spaces)``, receive the
+    shared buffers as the first command, then serve ``(Command, group)``
+    until CLOSE.  An env that raises is reported once as
+    ``(FAILED, env index, traceback)`` and ends the worker.
+    """
+    ignore_stop_signals()  # the trainer decides how to stop, and stops us
+    current = -1
+    try:
+        envs = []
+        for current, make in makers:
+            envs.append((current, make()))
+        worker = RolloutWorker(
+            index, envs, num_groups,
+            on_info_names=lambda i, names: reports.put((Report.INFO_NAMES, i, names)),
+        )
+        reports.put((Report.SPACES, index, worker.spaces()))
+        worker.set_buffers(_next_command(commands, trainer_pid))
+        while True:
+            command, group = _next_command(commands, trainer_pid)
+            if command == Command.CLOSE:
+                worker.close()
+                return
+            worker.serve(command, group, reports.put)
+    except TrainerGone:
+        return
+    except EnvFailed as failure:
+        reports.put((Report.FAILED, failure.env_index,
+                     f"[pid {os.getpid()}] {failure.details}"))
+    except Exception:  # noqa: BLE001 - building env `current` failed
+        reports.put((Report.FAILED, current, f"[pid {os.getpid()}] {traceback.format_exc()}"))
+
+
+class RolloutWorkerPool:
+    """``W`` rollout workers of ``k`` envs each, in processes or in-process.
+
+    Args:
+        makers: one ``(global env index, builder)`` per env, in row order;
+            worker ``w`` gets rows ``[w * k, (w + 1) * k)``.
+        num_workers: ``W``; must divide ``len(makers)``.
+        num_groups: groups per worker; must divide ``k``.
+        describe: row -> a short description for error messages.
+        serial: run the workers in the thread that calls :meth:`send`.
+    """
+
+    def __init__(
+        self, makers: Sequence[EnvMaker], num_workers: int, num_groups: int,
+        describe: Callable[[int], str] = str, serial: bool = False,
+    ):
+        self.num_envs = len(makers)
+        self.num_workers = num_workers
+        self._describe = describe
+        self._serial = serial
+        self._closed = False
+        self._processes: List[Any] = []
+        # Called first thing in close() (the trainer stops its policy worker).
+        self.close_hooks: List[Callable[[], None]] = []
+        self._workers: List[RolloutWorker] = []
+        per_worker = self.num_envs // num_workers
+        chunks = [makers[w * per_worker:(w + 1) * per_worker] for w in range(num_workers)]
+        # groups[w][g]: the env rows of group g of worker w.
+        self.groups = [split_groups([i for i, _ in chunk], num_groups) for chunk in chunks]
+        # Per env row, the info metric held by each column of its `infos` row.
+        self.info_names: List[List[str]] = [[] for _ in makers]
+        if serial:
+            self._reports: Any = queue.Queue()
+            spaces = self._start_serial(chunks, num_groups)
+        else:
+            spaces = self._start_processes(chunks, num_groups)
+        self.observation_space, self.action_space = spaces
+        self.buffers = EnvSharedBuffers.allocate(self.num_envs, *spaces)
+        if serial:
+            for worker in self._workers:
+                worker.set_buffers(self.buffers)
+        else:
+            for commands in self._commands:
+                commands.put(self.buffers)
+
+    # ----------------------------------------------------------- start-up
+    def _start_serial(self, chunks: Sequence[Sequence[EnvMaker]], num_groups: int) -> Any:
+        for w, chunk in enumerate(chunks):
+            envs = []
+            for env_index, make in chunk:
+                try:
+                    envs.append((env_index, make()))
+                except Exception:  # noqa: BLE001 - named like a worker's failure
+                    self._fail(env_index, traceback.format_exc())
+            self._workers.append(RolloutWorker(w, envs, num_groups, self._set_info_names))
+        return self._workers[0].spaces()
+
+    def _start_processes(self, chunks: Sequence[Sequence[EnvMaker]], num_groups: int) -> Any:
+        context = mp.get_context("forkserver")
+        context.set_forkserver_preload(["habitat_ver"])
+        self._reports = context.Queue()
+        self._commands = [context.SimpleQueue() for _ in chunks]
+        for w, chunk in enumerate(chunks):
+            process = context.Process(
+                target=init_process,
+                args=(w, list(chunk), num_groups, self._commands[w], self._reports, os.getpid()),
+                daemon=True, name=f"habitat_ver-appo-rollout-{w}",
+            )
+            process.start()
+            self._processes.append(process)
+        spaces = {}
+        while len(spaces) < len(chunks):
+            _, w, payload = self.next_report(START_TIMEOUT_S)
+            spaces[w] = payload
+        return spaces[0]
+
+    def _set_info_names(self, index: int, names: List[str]) -> None:
+        self.info_names[index] = names
+
+    # ------------------------------------------------------------ messages
+    def reset_all(self) -> None:
+        """Reset every env; each group then reports READY."""
+        for w in range(self.num_workers):
+            self._send(w, Command.RESET, -1)
+
+    def reset(self) -> List[Dict[str, Any]]:
+        """Reset every env and wait for all; habitat VectorEnv's contract.
+
+        Returns:
+            One observation dict (numpy arrays) per env.
+        """
+        self.reset_all()
+        waiting = set(self.all_groups())
+        while waiting:
+            waiting.discard(tuple(self.next_report(START_TIMEOUT_S)[1:]))
+        return [
+            {k: v[i].numpy() for k, v in self.buffers.observations.items()}
+            for i in range(self.num_envs)
+        ]
+
+    @staticmethod
+    def post_step(observations: Any) -> Any:
+        """habitat VectorEnv's hook; nothing to do here."""
+        return observations
+
+    def all_groups(self) -> List[Tuple[int, int]]:
+        """Every ``(worker, group)``."""
+        return [(w, g) for w in range(self.num_workers) for g in range(len(self.groups[w]))]
+
+    def send(self, worker: int, group: int) -> None:
+        """The actions of ``group`` of ``worker`` are written: step it."""
+        self._send(worker, Command.STEP, group)
+
+    def _send(self, worker: int, command: Command, group: int) -> None:
+        if self._serial:
+            try:
+                self._workers[worker].serve(command, group, self._reports.put)
+            except EnvFailed as failure:
+                self._reports.put((Report.FAILED, failure.env_index, failure.details))
+            return
+        self._commands[worker].put((command, group))
+
+    def next_report(self, timeout: Optional[float]) -> Tuple[Any, int, Any]:
+        """The next ``(Report.READY, worker, group)`` (or SPACES at start-up).
+
+        Raises:
+            queue.Empty: nothing arrived within ``timeout``.
+            EnvWorkerError: an env failed or a worker died; every worker is
+                shut down first.
+        """
+        while True:
+            try:
+                report = self._reports.get(timeout=timeout)
+            except queue.Empty:
+                dead = [w for w, p in enumerate(self._processes) if not p.is_alive()]
+                if dead:
+                    first_env = self.groups[dead[0]][0][0]
+                    self._fail(first_env, f"rollout worker {dead[0]} exited with code "
+                               f"{self._processes[dead[0]].exitcode}")
+                raise
+            if report[0] == Report.FAILED:
+                self._fail(report[1], report[2])
+            if report[0] == Report.INFO_NAMES:
+                self._set_info_names(report[1], report[2])
+                continue
+            return report
+
+    def _fail(self, env_index: int, details: str) -> None:
+        self.close()
+        raise EnvWorkerError(
+            f"environment {env_index} ({self._describe(env_index)}) failed; all rollout "
+            f"workers were shut down.\n{details}"
+        )
+
+    # ------------------------------------------------------------ shutdown
+    def close(self) -> None:
+        """Stop every worker; idempotent, safe after a failure."""
+        if self._closed:
+            return
+        self._closed = True
+        for hook in self.close_hooks:
+            hook()
+        if self._serial:
+            for worker in self._workers:
+                worker.close()
+            return
+        for commands, process in zip(self._commands, self._processes):
+            if process.is_alive():
+                try:
+                    commands.put((Command.CLOSE, -1))
+                except (OSError, ValueError):
+                    pass
+        for process in self._processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
+                process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        self._reports.close()
+        self._reports.join_thread()
