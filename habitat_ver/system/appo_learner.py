@@ -123,6 +123,6 @@ class AppoLearner:
                 if last:
                     losses["grad_norm"] = grad_norm
                     for k, v in losses.items():
-                        sums[k] = sums.get(k, 0.0) + float(v) / len(minibatches)
+                        sums[k] = sums.get(k, 0.0) + float(v.detach()) / len(minibatches)
         self.policy.eval()
         return sums

@@ -1,0 +1,206 @@
+"""APPO's rollout workers, policy worker and trajectory slots.
+
+Plumbing checked on a counting env whose observation is its step number, so
+every trajectory can be checked step by step; failure and shutdown checked
+in a fresh interpreter, as tests/system/test_worker_pool.py does for VER.
+"""
+
+import functools
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import gym
+import numpy as np
+import pytest
+import torch
+from gym import spaces
+
+from habitat_ver.policies.compact_policy import CompactPolicy
+from habitat_ver.system.appo_buffers import SlotPool, TrajectoryBuffers
+from habitat_ver.system.appo_policy_worker import PolicyWorker
+from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool, split_groups
+
+EPISODE = 5  # the counting env's episode length
+
+
+class CountingEnv(gym.Env):
+    """Observation: the env's index * 1000 + its global step count; reward
+    = that step count; episodes of EPISODE steps."""
+
+    observation_space = spaces.Box(-1e9, 1e9, (1,), np.float32)
+    action_space = spaces.Discrete(2)
+
+    def __init__(self, index: int):
+        self.index, self.count, self.episode_step = index, 0, 0
+
+    def _obs(self):
+        return np.array([self.index * 1000 + self.count], dtype=np.float32)
+
+    def reset(self):
+        self.episode_step = 0
+        return self._obs()
+
+    def step(self, action):
+        self.count += 1
+        self.episode_step += 1
+        return self._obs(), float(self.count), self.episode_step == EPISODE, {}
+
+
+def _worker(num_envs=4, num_workers=2, T=4):
+    pool = RolloutWorkerPool(
+        [(i, functools.partial(CountingEnv, i)) for i in range(num_envs)],
+        num_workers, num_groups=2, serial=True)
+    policy = CompactPolicy(pool.observation_space, pool.action_space, hidden_size=8)
+    slots = 32
+    trajectories = TrajectoryBuffers.allocate(
+        slots, T, pool.observation_space, pool.action_space, (1, 8))
+    worker = PolicyWorker(pool, policy, trajectories, SlotPool(slots), torch.device("cpu"))
+    return pool, worker, trajectories
+
+
+def test_groups_split_each_workers_envs_in_two():
+    assert split_groups([4, 5, 6, 7], 2) == [[4, 5], [6, 7]]
+    pool, _, _ = _worker(num_envs=8, num_workers=2)
+    assert pool.groups == [[[0, 1], [2, 3]], [[4, 5], [6, 7]]]
+    pool.close()
+
+
+def test_trajectories_hold_consecutive_steps_and_the_bootstrap_observation():
+    pool, worker, traj = _worker()
+    T = traj.num_steps
+    pool.reset()
+    worker.publish(worker.policy.state_dict(), 0)
+    worker.start(pool.all_groups())
+    try:
+        full = [worker.take_full() for _ in range(12)]
+    finally:
+        pool.close()
+    by_env = {}
+    for slot in full:
+        env = int(traj.env_ids[slot])
+        obs = traj.observations["obs"][slot, :, 0] - env * 1000
+        # Step t sees count t0 + t; the bootstrap observation is count t0 + T.
+        assert obs.tolist() == [obs[0].item() + t for t in range(T + 1)]
+        # Reward after step t is the new count; the episode ends every 5 steps.
+        assert traj.rewards[slot, :, 0].tolist() == (obs[1:]).tolist()
+        assert traj.dones[slot, :, 0].tolist() == [int(c) % EPISODE == 0 for c in obs[1:]]
+        # masks: False on the first observation of an episode.
+        starts = [int(c) % EPISODE == 0 for c in obs]
+        assert traj.masks[slot, :, 0].tolist() == [not s for s in starts]
+        assert not torch.isnan(traj.behaviour_log_probs[slot]).any()
+        assert traj.versions[slot].tolist() == [0] * T
+        by_env.setdefault(env, []).append(int(obs[0]))
+    # Each env's trajectories follow each other without a gap or overlap.
+    for env, starts in by_env.items():
+        assert starts == [T * k for k in range(len(starts))], env
+    assert len(by_env) == 4
+
+
+def test_policy_worker_acts_with_the_latest_published_version():
+    pool, worker, traj = _worker()
+    pool.reset()
+    worker.publish(worker.policy.state_dict(), 0)
+    worker.start(pool.all_groups())
+    try:
+        for version in range(1, 6):
+            for _ in range(4):
+                worker.slots.give_back([worker.take_full()])
+            worker.publish(worker.policy.state_dict(), version)
+        time.sleep(0.05)
+    finally:
+        pool.close()
+    published = list(worker.published)
+    for seq, used in worker.served:
+        latest = max(v for s, v in published if s < seq)
+        assert used == latest  # never N - 1 here: publish and inference share a lock
+    assert worker.served[-1][1] == 5
+
+
+FAULTY_ENVS = '''
+import gym
+from gym.envs.registration import register
+
+
+class RaisesOnThirdStep(gym.Wrapper):
+    def __init__(self):
+        super().__init__(gym.make("CartPole-v1"))
+        self.steps = 0
+
+    def step(self, action):
+        self.steps += 1
+        if self.steps == 3:
+            raise ValueError("boom at step 3")
+        return self.env.step(action)
+
+
+register(id="AppoRaisesOnThirdStep-v0", entry_point=RaisesOnThirdStep)
+'''
+
+RUN = '''
+import sys
+
+from habitat_ver.config.compose import get_config
+from habitat_ver.run import execute_exp
+from habitat_ver.system.worker_pool import EnvWorkerError
+
+
+def main():
+    out = sys.argv[2]
+    overrides = [
+        f"habitat_baselines.checkpoint_folder={out}/ck", f"habitat_baselines.tensorboard_dir={out}/tb",
+        f"habitat_baselines.log_file={out}/train.log", "habitat_baselines.progress.enabled=False",
+        "habitat_baselines.num_environments=4", "habitat_baselines.total_num_steps=-1",
+        "habitat_baselines.num_updates=50", "habitat_baselines.rl.ppo.num_steps=8",
+        "habitat.env_task_gym_dependencies=[habitat_ver.envs,appo_faulty_envs]",
+        "habitat_baselines.embedded_env.scenarios=[CartPole-v1,AppoRaisesOnThirdStep-v0,CartPole-v1,CartPole-v1]",
+        f"habitat_baselines.rl.appo.serial={sys.argv[1] == 'serial'}",
+    ]
+    try:
+        execute_exp(get_config("gym/appo_cartpole", overrides), "train")
+    except EnvWorkerError as error:
+        print(f"ERROR: {error}")
+        return
+    print("no error")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def _processes_mentioning(marker: str):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmdline:
+            found.append((pid, cmdline.replace("\0", " ")[:120]))
+    return found
+
+
+@pytest.mark.multiproc
+@pytest.mark.parametrize("mode", ["processes", "serial"])
+def test_failing_env_is_named_and_every_worker_is_gone(tmp_path, mode):
+    # The run's folder is on every worker's sys.path, so it marks them all.
+    marker_dir = tmp_path / "appo_run_marker"
+    marker_dir.mkdir()
+    (marker_dir / "appo_faulty_envs.py").write_text(FAULTY_ENVS)
+    script = marker_dir / "appo_faulty_run.py"
+    script.write_text(textwrap.dedent(RUN))
+    shm_before = set(os.listdir("/dev/shm"))
+    done = subprocess.run([sys.executable, str(script), mode, str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=180, cwd=marker_dir)
+    assert done.returncode == 0, done.stderr[-3000:]
+    error = done.stdout
+    assert "ERROR: environment 1 (env index 1, scenario AppoRaisesOnThirdStep-v0) failed" in error
+    assert "all rollout workers were shut down" in error
+    assert "ValueError: boom at step 3" in error  # the worker's traceback
+    assert error.count("ERROR:") == 1
+    assert _processes_mentioning(str(marker_dir)) == []
+    assert set(os.listdir("/dev/shm")) - shm_before == set()

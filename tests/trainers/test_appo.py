@@ -1,0 +1,135 @@
+"""The `appo` trainer on CartPole: steps, policy lag, V-trace learner, config."""
+
+import glob
+
+import pytest
+import torch
+
+from habitat_ver.config.compose import get_config
+from habitat_ver.config.validate import ConfigError
+from habitat_ver.run import execute_exp
+from habitat_ver.trainers.appo import AppoTrainer
+
+from .conftest import run_overrides
+
+T, N = 16, 4
+CARTPOLE_BAR = 400.0  # mean return over the reward window; the cap is 500
+
+
+def _overrides(out_dir, updates=3, serial=True, extra=()):
+    return run_overrides(out_dir, updates, num_envs=N) + [
+        f"habitat_baselines.rl.appo.serial={serial}",
+        "habitat_baselines.rl.appo.batch_trajectories=4",
+        *extra,
+    ]
+
+
+def test_short_run_learns_on_batches_of_complete_trajectories(out_dir):
+    trainer = execute_exp(get_config("gym/appo_cartpole", _overrides(out_dir, 3)), "train")
+    assert trainer.num_updates_done == 3
+    assert trainer.num_steps_done == 3 * 4 * T  # 4 trajectories of T steps per update
+    assert len(trainer.policy_lag) == 3 and trainer.policy_lag[0] == (0.0, 0.0)
+    assert glob.glob(str(out_dir / "checkpoints" / "ckpt.*.pth"))
+    assert glob.glob(str(out_dir / "tb" / "events.out.tfevents.*"))
+
+
+def _tensorboard_scalars(folder):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(folder))
+    events.Reload()
+    return {tag: [s.value for s in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
+
+
+def test_policy_lag_reaches_tensorboard(out_dir):
+    trainer = execute_exp(get_config("gym/appo_cartpole", _overrides(out_dir, 4)), "train")
+    scalars = _tensorboard_scalars(out_dir / "tb")
+    assert scalars["learner/policy_lag/mean"] == pytest.approx([m for m, _ in trainer.policy_lag])
+    assert scalars["learner/policy_lag/max"] == [x for _, x in trainer.policy_lag]
+    assert "learner/loss/policy" in scalars and "learner/diag/vtrace_rho_mean" in scalars
+
+
+def _latest_published(published, seq):
+    return max(version for s, version in published if s < seq)
+
+
+@pytest.mark.parametrize("serial", [True, pytest.param(False, marks=pytest.mark.multiproc)])
+def test_policy_workers_use_the_latest_or_previous_version(out_dir, serial):
+    trainer = AppoTrainer(get_config("gym/appo_cartpole", _overrides(out_dir, 6, serial)))
+    trainer.train()
+    worker = trainer._policy_worker
+    published = list(worker.published)
+    assert [v for _, v in published] == list(range(7))  # initial + one per update
+    assert len(worker.served) > 6 * 4 * T / N  # every inference batch was recorded
+    for seq, used in worker.served:
+        n = _latest_published(published, seq)
+        assert used in (n, n - 1)
+    # Learnt steps were at most max_policy_lag versions old.
+    assert max(x for _, x in trainer.policy_lag) <= trainer.config.habitat_baselines.rl.appo.max_policy_lag
+
+
+def test_max_policy_lag_drops_older_trajectories(out_dir):
+    # The policy worker keeps acting while the learner learns, so with
+    # max_policy_lag=0 trajectories begun before an update must be dropped.
+    overrides = _overrides(out_dir, 4, extra=["habitat_baselines.rl.appo.max_policy_lag=0",
+                                              "habitat_baselines.rl.ppo.ppo_epoch=4"])
+    trainer = execute_exp(get_config("gym/appo_cartpole", overrides), "train")
+    assert [x for _, x in trainer.policy_lag] == [0.0] * 4
+    assert trainer.num_steps_done == (4 * 4 + trainer.dropped_trajectories) * T
+
+
+def test_learner_moves_the_policy_and_publishes_it(out_dir):
+    trainer = AppoTrainer(get_config("gym/appo_cartpole", _overrides(out_dir, 1)))
+    trainer._init_train()
+    try:
+        before = {k: v.clone() for k, v in trainer._agent.actor_critic.state_dict().items()}
+        steps = trainer._collect_rollout()
+        losses = trainer._update_agent()
+        assert steps == 4 * T
+        for key in ("loss/policy", "loss/value", "loss/entropy", "diag/clip_fraction",
+                    "policy_lag/mean", "policy_lag/max", "diag/dropped_trajectories"):
+            assert key in losses and losses[key] == losses[key], key  # present, not NaN
+        after = trainer._agent.actor_critic.state_dict()
+        assert any(not torch.equal(before[k], after[k]) for k in before)
+        acting = trainer._policy_worker.policy.state_dict()
+        assert all(torch.equal(acting[k], after[k]) for k in after)
+        assert trainer._policy_worker.version == 1
+    finally:
+        trainer.envs.close()
+
+
+@pytest.mark.parametrize("key, value, match", [
+    ("num_rollout_workers", 3, r"num_rollout_workers=3 .*divisor of .*num_environments=4"),
+    ("num_env_groups", 3, r"num_env_groups=3 .*divisor of the envs per rollout worker \(2\)"),
+    ("vtrace_rho_clip", 0.0, r"vtrace_rho_clip=0.0 .*must be > 0"),
+    ("vtrace_c_clip", -1.0, r"vtrace_c_clip=-1.0 .*must be > 0"),
+    ("max_policy_lag", -1, r"max_policy_lag=-1 .*must be >= 0"),
+    ("num_trajectory_slots", 5, r"num_trajectory_slots=5 .*>= batch_trajectories \+ num_environments"),
+])
+def test_bad_appo_keys_are_named(out_dir, key, value, match):
+    config = get_config("gym/appo_cartpole", _overrides(out_dir, 1, extra=[
+        f"habitat_baselines.rl.appo.{key}={value}"]))
+    with pytest.raises(ConfigError, match=match):
+        AppoTrainer(config)
+
+
+def test_appo_is_registered():
+    from habitat_baselines.common.baseline_registry import baseline_registry
+
+    assert baseline_registry.get_trainer("appo") is AppoTrainer
+
+
+@pytest.mark.slow
+def test_solves_cartpole_within_300k_steps(out_dir):
+    overrides = run_overrides(out_dir) + [
+        "habitat_baselines.num_environments=8",
+        "habitat_baselines.num_updates=-1",
+        "habitat_baselines.total_num_steps=300000",
+        # The config's recipe, not run_overrides' tiny one.
+        "habitat_baselines.rl.ppo.num_steps=32",
+        "habitat_baselines.rl.ppo.ppo_epoch=10",
+        "habitat_baselines.rl.preemption.save_resume_state_interval=100",
+    ]
+    trainer = execute_exp(get_config("gym/appo_cartpole", overrides), "train")
+    assert trainer.num_steps_done >= 300000
+    assert trainer.window_reward() >= CARTPOLE_BAR
