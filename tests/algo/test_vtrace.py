@@ -128,3 +128,49 @@ def test_error_paths():
         vtrace(logp, logp, rewards, values, dones, boot, 0.5, vtrace_rho_clip=0.0)
     with pytest.raises(TypeError, match="bool"):
         vtrace(logp, logp, rewards, values, dones.float(), boot, 0.5)
+
+
+def test_rho_c_one_matches_loop_reference_with_episode_ends_mid_trajectory():
+    # Deterministic companion of the property test: every env has at least
+    # one episode end strictly inside the trajectory, ratios on both sides of 1.
+    g = torch.Generator().manual_seed(7)
+    t, n = 8, 3
+    mu = torch.randn(t, n, generator=g, dtype=torch.float64) * 0.5
+    pi = torch.randn(t, n, generator=g, dtype=torch.float64) * 0.5
+    r = torch.randn(t, n, generator=g, dtype=torch.float64)
+    v = torch.randn(t, n, generator=g, dtype=torch.float64)
+    boot = torch.randn(n, generator=g, dtype=torch.float64)
+    d = torch.zeros(t, n, dtype=torch.bool)
+    d[2, 0] = d[5, 0] = d[3, 1] = d[6, 2] = True
+    ratios = torch.exp(pi - mu)
+    assert (ratios > 1).any() and (ratios < 1).any()
+    out = vtrace(mu, pi, r, v, d, boot, 0.9, 1.0, 1.0)
+    ref_vs, ref_adv = _loop_reference(mu.tolist(), pi.tolist(), r.tolist(), v.tolist(),
+                                      d.tolist(), boot.tolist(), 0.9, 1.0, 1.0)
+    torch.testing.assert_close(out.vs, ref_vs)
+    torch.testing.assert_close(out.pg_advantages, ref_adv)
+    # An episode end cuts the trace: v_s at the step that ended the episode
+    # is V_s + rho_s (r_s - V_s), whatever follows.
+    rho = ratios.clamp(max=1.0)
+    torch.testing.assert_close(out.vs[2, 0], v[2, 0] + rho[2, 0] * (r[2, 0] - v[2, 0]))
+
+
+def test_on_policy_targets_with_c_bar_below_one_are_td_lambda_returns():
+    # With pi = mu every ratio is 1, so c_s = c_bar: the recursion
+    # v_s - V_s = delta_s + gamma nd_s c_bar (v_{s+1} - V_{s+1}) is GAE's with
+    # lambda = c_bar, and v_s are GAE(lambda)'s returns (what appo_cartpole's
+    # vtrace_c_clip=0.8 relies on). Hand case, T=2, no end, gamma=0.5, c_bar=0.5:
+    #   delta1 = 2 + 0.5*2 - 1 = 2,  v1 = 1 + 2 = 3
+    #   delta0 = 1 + 0.5*1 - 0.5 = 1, v0 = 0.5 + 1 + 0.5*0.5*2 = 2
+    logp = torch.zeros(2, 1)
+    r, v = torch.tensor([[1.0], [2.0]]), torch.tensor([[0.5], [1.0]])
+    d, boot = torch.zeros(2, 1, dtype=torch.bool), torch.tensor([2.0])
+    out = vtrace(logp, logp, r, v, d, boot, 0.5, 1.0, 0.5)
+    torch.testing.assert_close(out.vs, torch.tensor([[2.0], [3.0]]))
+    _, returns = compute_gae(r, v, d, boot, 0.5, 0.5)
+    torch.testing.assert_close(out.vs, returns)
+    g = torch.Generator().manual_seed(3)
+    r, v = torch.randn(9, 4, generator=g), torch.randn(9, 4, generator=g)
+    d, boot = torch.rand(9, 4, generator=g) < 0.2, torch.randn(4, generator=g)
+    out = vtrace(torch.zeros(9, 4), torch.zeros(9, 4), r, v, d, boot, 0.98, 1.0, 0.8)
+    torch.testing.assert_close(out.vs, compute_gae(r, v, d, boot, 0.98, 0.8)[1])
