@@ -4,7 +4,9 @@ Same ViZDoom scenario (our ``DoomEnv``: My Way Home, 72x96 RGB, frame skip 4,
 the same 9 actions), same number of envs, rollout workers and env groups,
 same rollout length and batch, a similar model (3-layer CNN + 256 FC + GRU
 256), same number of env steps (agent steps; frames = 4x), one epoch per
-batch, V-trace on both sides.  Sample Factory runs from its own venv (see
+batch.  Sample Factory runs with GAE, not V-trace: 2.1.1's learner crashes
+with ``--with_vtrace=True`` (``_record_summaries`` reads
+``mb.advantages``, which its V-trace path never sets), so it would hang.  Sample Factory runs from its own venv (see
 benchmarks/requirements-sample-factory.txt) in a subprocess; it gets our
 DoomEnv by file path, so the game, its settings and the resize are identical.
 
@@ -24,9 +26,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -38,28 +42,30 @@ DOOM_PY = ROOT / "habitat_ver" / "envs" / "doom.py"
 # Run by the Sample Factory venv's python: `python this_file --sf-child ...`.
 
 
-def _sf_child(args: argparse.Namespace) -> None:
+_DOOM_CLASS: Any = None
+
+
+def _our_doom_class() -> Any:
+    """Our DoomEnv (gym 0.23 API, HWC dict obs) as a gymnasium env with CHW
+    observations, the layout Sample Factory's conv encoders take.  Built on
+    first use, in Sample Factory's (spawned) processes only."""
+    global _DOOM_CLASS
+    if _DOOM_CLASS is not None:
+        return _DOOM_CLASS
     import importlib.util
 
     import gymnasium
     import numpy as np
-    from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
-    from sample_factory.envs.env_utils import register_env
-    from sample_factory.train import run_rl
 
     spec = importlib.util.spec_from_file_location("habitat_ver_doom", str(DOOM_PY))
     doom = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(doom)
 
     class OurDoom(gymnasium.Env):
-        """Our DoomEnv (gym 0.23 API, HWC dict obs) as a gymnasium env with
-        CHW observations, the layout Sample Factory's conv encoders take."""
-
-        def __init__(self, seed: int):
-            self.env = doom.DoomEnv("my_way_home", tuple(args.resolution), args.frame_skip)
+        def __init__(self, seed: int, resolution: tuple, frame_skip: int):
+            self.env = doom.DoomEnv("my_way_home", resolution, frame_skip)
             self.env.seed(seed)
-            h, w = args.resolution
-            self.observation_space = gymnasium.spaces.Box(0, 255, (3, h, w), np.uint8)
+            self.observation_space = gymnasium.spaces.Box(0, 255, (3, *resolution), np.uint8)
             self.action_space = gymnasium.spaces.Discrete(len(doom.ACTIONS))
 
         def reset(self, seed=None, options=None):
@@ -74,11 +80,24 @@ def _sf_child(args: argparse.Namespace) -> None:
         def close(self):
             self.env.close()
 
-    def make(full_env_name, cfg=None, env_config=None, render_mode=None):
-        index = 0 if env_config is None else env_config.env_id
-        return OurDoom(seed=1 + index)
+    _DOOM_CLASS = OurDoom
+    return OurDoom
 
-    register_env("habitat_ver_doom_my_way_home", make)
+
+def _sf_make(full_env_name, cfg=None, env_config=None, render_mode=None):
+    """Sample Factory's env factory (module level: its processes spawn)."""
+    index = 0 if env_config is None else env_config.env_id
+    h, w, skip = (int(v) for v in os.environ["APPO_BENCH_DOOM"].split(","))
+    return _our_doom_class()(1 + index, (h, w), skip)
+
+
+def _sf_child(args: argparse.Namespace) -> None:
+    from sample_factory.cfg.arguments import parse_full_cfg, parse_sf_args
+    from sample_factory.envs.env_utils import register_env
+    from sample_factory.train import run_rl
+
+    os.environ["APPO_BENCH_DOOM"] = ",".join(map(str, [*args.resolution, args.frame_skip]))
+    register_env("habitat_ver_doom_my_way_home", _sf_make)
     per_worker = args.num_envs // args.num_workers
     argv = [
         "--env=habitat_ver_doom_my_way_home", f"--experiment={args.sf_experiment}",
@@ -86,9 +105,9 @@ def _sf_child(args: argparse.Namespace) -> None:
         f"--num_workers={args.num_workers}", f"--num_envs_per_worker={per_worker}",
         "--worker_num_splits=2", f"--rollout={args.rollout}",
         f"--batch_size={args.rollout * args.batch_trajectories}", "--num_batches_per_epoch=1",
-        "--num_epochs=1", "--with_vtrace=True", "--use_rnn=True", "--rnn_type=gru",
+        "--num_epochs=1", "--with_vtrace=False", "--use_rnn=True", "--rnn_type=gru",
         "--rnn_size=256", "--encoder_conv_architecture=convnet_simple",
-        "--encoder_conv_mlp_layers", "256", "--normalize_input=False",
+        "--encoder_conv_mlp_layers", "256", "--normalize_input=False", "--normalize_returns=False",
         "--decorrelate_experience_max_seconds=0", "--decorrelate_envs_on_one_worker=False",
         f"--train_for_env_steps={args.steps}", "--save_every_sec=100000",
         "--keep_checkpoints=1", "--save_best_every_sec=100000", "--experiment_summaries_interval=5",
@@ -186,8 +205,12 @@ def _run_sf(args: argparse.Namespace, work: Path) -> Dict[str, Any]:
              "--rollout", str(args.rollout), "--batch-trajectories", str(args.batch_trajectories),
              "--frame-skip", str(args.frame_skip), "--resolution", *map(str, args.resolution)]
     start = time.time()
+    # Its own session: on a hang (e.g. a crashed learner, which Sample
+    # Factory does not turn into an exit) the whole group is killed.
     process = subprocess.Popen(child, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, cwd=work)
+                               text=True, cwd=work, start_new_session=True)
+    watchdog = threading.Timer(args.sf_timeout, os.killpg, (process.pid, signal.SIGKILL))
+    watchdog.start()
     frames: List[tuple] = []
     rewards: List[tuple] = []
     lines: List[str] = []
@@ -201,7 +224,12 @@ def _run_sf(args: argparse.Namespace, work: Path) -> Dict[str, Any]:
         if match and frames:
             rewards.append((frames[-1][0], float(match.group(1))))
     process.wait()
+    watchdog.cancel()
     wall = time.time() - start
+    try:  # Sample Factory's orphans (env processes of a killed run)
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
     if process.returncode != 0 or not frames:
         return dict(ok=False, error="".join(lines[-60:]))
     steady = [f for f in frames if f[0] > 0]
@@ -243,6 +271,8 @@ def _parse(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--batch-trajectories", type=int, default=8)
     parser.add_argument("--frame-skip", type=int, default=4)
     parser.add_argument("--resolution", type=int, nargs=2, default=[72, 96], metavar=("H", "W"))
+    parser.add_argument("--sf-timeout", type=float, default=1800.0,
+                        help="seconds before a Sample Factory run is killed")
     parser.add_argument("--runs", default="appo,sample_factory,ver",
                         help="comma-separated subset of appo, sample_factory, ver")
     parser.add_argument("--out", default="outputs/benchmarks/appo_vs_sample_factory.json")
