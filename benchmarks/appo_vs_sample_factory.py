@@ -2,11 +2,14 @@
 
 Same ViZDoom scenario (our ``DoomEnv``: My Way Home, 72x96 RGB, frame skip 4,
 the same 9 actions), same number of envs, rollout workers and env groups,
-same rollout length and batch, a similar model (3-layer CNN + 256 FC + GRU
-256), same number of env steps (agent steps; frames = 4x), one epoch per
+same rollout length and batch, the same model shape (Sample Factory's
+``convnet_atari`` is our CompactPolicy's CNN: 32 8x8/4, 64 4x4/2, 64 3x3/1;
+then 256 FC and a GRU of 256), same number of env steps (agent steps; frames = 4x), one epoch per
 batch.  Sample Factory runs with GAE, not V-trace: 2.1.1's learner crashes
 with ``--with_vtrace=True`` (``_record_summaries`` reads
-``mb.advantages``, which its V-trace path never sets), so it would hang.  Sample Factory runs from its own venv (see
+``mb.advantages``, which its V-trace path never sets), so it would hang.
+
+Sample Factory runs from its own venv (see
 benchmarks/requirements-sample-factory.txt) in a subprocess; it gets our
 DoomEnv by file path, so the game, its settings and the resize are identical.
 
@@ -106,7 +109,7 @@ def _sf_child(args: argparse.Namespace) -> None:
         "--worker_num_splits=2", f"--rollout={args.rollout}",
         f"--batch_size={args.rollout * args.batch_trajectories}", "--num_batches_per_epoch=1",
         "--num_epochs=1", "--with_vtrace=False", "--use_rnn=True", "--rnn_type=gru",
-        "--rnn_size=256", "--encoder_conv_architecture=convnet_simple",
+        "--rnn_size=256", "--encoder_conv_architecture=convnet_atari",
         "--encoder_conv_mlp_layers", "256", "--normalize_input=False", "--normalize_returns=False",
         "--decorrelate_experience_max_seconds=0", "--decorrelate_envs_on_one_worker=False",
         f"--train_for_env_steps={args.steps}", "--save_every_sec=100000",
