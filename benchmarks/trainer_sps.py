@@ -62,17 +62,20 @@ RATIOS = [("ver", "ddppo"), ("ver", "nover"), ("ver", "upstream_ver"),
 
 
 def sps_from_log(log_text: str) -> Dict[str, float]:
-    """Mean and max steps/s from PPOTrainer's log lines.
+    """Mean and max steps/s from the trainers' log lines.
 
-    ``update: 10\tfps: 1975.046`` is steps done over wall time so far, and
-    ``Num frames 640`` the steps done; so each line pair gives the elapsed
-    time ``frames / fps``, and consecutive pairs an interval's steps/s. The
-    last ``fps`` is the run's mean.
+    Our trainers and upstream's ``ddppo`` log ``update: 10\tfps: 1975.046``
+    and, on the next line, ``Num frames 640``; upstream's ``ver`` logs
+    ``update: 10\tfps: 1975.0\twindow fps: ...\tframes: 640`` on one line.
+    ``fps`` is steps done over wall time so far, so each (fps, frames) pair
+    gives the elapsed time ``frames / fps``, and consecutive pairs an
+    interval's steps/s.  The last ``fps`` is the run's mean.
     """
-    fps = [float(v) for v in re.findall(r"fps: ([0-9.]+)", log_text)]
-    frames = [int(v) for v in re.findall(r"Num frames (\d+)", log_text)]
+    fps = [float(v) for v in re.findall(r"update: \d+\s+fps: ([0-9.]+)", log_text)]
+    frames = [int(v) for v in re.findall(r"(?:Num frames |\tframes: )(\d+)", log_text)]
     if not fps or len(fps) != len(frames):
-        raise RuntimeError("the run's log has no matching fps / Num frames lines")
+        raise ValueError(
+            f"the run's log has {len(fps)} fps lines and {len(frames)} frame counts")
     elapsed = [f / s for f, s in zip(frames, fps) if s > 0]
     intervals = [
         (f1 - f0) / (e1 - e0)
@@ -102,7 +105,10 @@ def run_variant(config: str, steps: int, extra: list, envs: int,
             return {"error": done.stderr.strip().splitlines()[-1:], "wall_s": wall}
         # habitat's logger writes to stderr (and the log file, where a trainer
         # sets one up; upstream's VER does not).
-        return {**sps_from_log(done.stderr + done.stdout), "wall_s": wall}
+        try:
+            return {**sps_from_log(done.stderr + done.stdout), "wall_s": wall}
+        except ValueError as error:  # one system's odd log must not lose the others
+            return {"error": [str(error)], "wall_s": wall}
 
 
 def ratios(results: Dict[str, dict]) -> Dict[str, float]:
@@ -170,19 +176,23 @@ def main() -> None:
     args = parser.parse_args()
     configs = {args.config: args.config} if args.config else {
         w: WORKLOADS[w] for w in args.workloads}
-    workloads = {}
-    for name, config in configs.items():
-        results = {v: run_variant(config, args.steps, VARIANTS[v], args.envs, args.num_steps)
-                   for v in args.variants}
-        workloads[name] = dict(config=config, results=results, ratios=ratios(results))
-        print_table(f"{name} ({config}), {args.envs} envs, {args.steps} steps, "
-                    f"{os.cpu_count()} CPUs", results)
-    report = dict(git_sha=_git_sha(), machine=platform.platform(), cpus=os.cpu_count(),
-                  steps=args.steps, envs=args.envs, num_steps=args.num_steps,
-                  workloads=workloads)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
+    report = dict(git_sha=_git_sha(), machine=platform.platform(), cpus=os.cpu_count(),
+                  steps=args.steps, envs=args.envs, num_steps=args.num_steps, workloads={})
+    for name, config in configs.items():
+        results = {}
+        for variant in args.variants:
+            results[variant] = run_variant(
+                config, args.steps, VARIANTS[variant], args.envs, args.num_steps)
+            # Written after every system, so an interrupted run keeps what it measured.
+            report["workloads"][name] = dict(
+                config=config, results=results, ratios=ratios(results))
+            partial = out.with_suffix(".json.tmp")
+            partial.write_text(json.dumps(report, indent=2))
+            os.replace(partial, out)  # atomic: a reader never sees half a file
+        print_table(f"{name} ({config}), {args.envs} envs, {args.steps} steps, "
+                    f"{os.cpu_count()} CPUs", results)
     plot(report, out.with_suffix(".png"))
 
 

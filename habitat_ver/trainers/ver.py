@@ -198,8 +198,11 @@ class VERTrainer(DDPPOTrainer):
             self._act(torch.arange(self.envs.num_envs), first=True)
             self._fresh = False
         held, self._held = self._held, []
-        if held:
-            self._act(torch.tensor(self._admit(held), dtype=torch.long))
+        # Nothing fits when overlapped collection already filled this rollout
+        # while PPO learnt: the held envs wait for the next one.
+        admitted = self._admit(held)
+        if admitted:
+            self._act(torch.tensor(admitted, dtype=torch.long))
 
     def _collect_rollout(self) -> int:
         """Collect until the rollout holds its T*N (NoVER: T per env) steps,
@@ -307,6 +310,9 @@ class VERTrainer(DDPPOTrainer):
         self._agent.after_update()
         self._last_learn_time = time.monotonic() - start
         if self._ver_tracker is not None:
+            last = self.rollout_stats[-1]
+            # Averaged over ranks by the per-update all-reduce: the run's share.
+            losses["stale_fraction"] = last["stale"] / (last["fresh"] + last["stale"])
             losses["ver_preemption_steps"] = float(self._ver_tracker.plan_next(self.num_updates_done))
             if rank0_only() and self.num_updates_done >= 2:
                 self._ver_tracker.forget(self.num_updates_done - 2)

@@ -117,6 +117,18 @@ def test_ver_preemption_cuts_the_straggler_and_fills_its_batch(tmp_path):
     # Steps are counted once: the fresh steps of both ranks, stale ones not.
     fresh = sum(r["fresh"] for r in fast_stats + slow_stats)
     assert fast["num_steps_done"] == slow["num_steps_done"] == fresh
+    # TensorBoard gets the stale share of each update's batch, over both ranks.
+    logged = _scalars(tmp_path / "run" / "tb", "learner/stale_fraction")
+    expected = [(f["stale"] + s["stale"]) / (2 * batch) for f, s in zip(fast_stats, slow_stats)]
+    assert logged == pytest.approx(expected)
+
+
+def _scalars(tb_dir, tag) -> list:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(tb_dir))
+    events.Reload()
+    return [event.value for event in events.Scalars(tag)]
 
 
 def _signal_rank_once_trained_past(tmp_path, run, overrides, rank, past_update):

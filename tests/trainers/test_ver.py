@@ -142,6 +142,35 @@ def test_envs_keep_stepping_while_ppo_learns(out_dir):
 
 
 @pytest.mark.multiproc
+def test_a_rollout_filled_while_learning_is_taken_as_it_is(out_dir):
+    # Learning outlasts a whole collection (PPO on a slow CPU): the overlapped
+    # collector fills the next rollout, and the envs it could not admit wait.
+    trainer = _trainer(out_dir, ["habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
+    try:
+        trainer._collect_rollout()
+        update = trainer._agent.updater.update
+
+        def update_once_next_rollout_full(rollouts):
+            nxt, deadline = trainer._agent._spare, time.monotonic() + 60
+            while not nxt.rollout_done and time.monotonic() < deadline:
+                time.sleep(0.005)
+            return update(rollouts)
+
+        trainer._agent.updater.update = update_once_next_rollout_full
+        trainer._learn(T * N)
+        assert trainer._agent.rollouts.rollout_done and trainer._held
+        trainer._agent.updater.update = update
+        assert trainer._collect_rollout() == T * N
+        assert sum(trainer.env_steps_per_rollout[1]) == T * N
+        trainer._learn(T * N)
+        # The held envs start the rollout after: nothing lost, nothing twice.
+        assert trainer._collect_rollout() == T * N
+        assert trainer.num_steps_done == 2 * T * N
+    finally:
+        trainer.envs.close()
+
+
+@pytest.mark.multiproc
 def test_overlapped_run_counts_every_step_once(out_dir):
     overrides = run_overrides(out_dir, 4) + [
         "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"]
