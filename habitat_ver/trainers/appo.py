@@ -25,7 +25,6 @@ import copy
 import functools
 from typing import Any, Dict, List, Optional
 
-import torch
 from habitat import logger
 from habitat_baselines.common.env_spec import EnvironmentSpec
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
