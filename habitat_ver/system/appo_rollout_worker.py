@@ -26,7 +26,11 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from habitat_ver.distributed.requeue import ignore_stop_signals
 from habitat_ver.system.env_worker import EnvStepper, Report, TrainerGone, _next_command
 from habitat_ver.system.shared_buffers import EnvSharedBuffers
-from habitat_ver.system.worker_pool import START_TIMEOUT_S, EnvWorkerError
+from habitat_ver.system.worker_pool import (
+    START_TIMEOUT_S,
+    EnvWorkerError,
+    stop_worker_processes,
+)
 
 # (global env index, zero-argument picklable env builder)
 EnvMaker = Tuple[int, Callable[[], Any]]
@@ -308,19 +312,5 @@ class RolloutWorkerPool:
             for worker in self._workers:
                 worker.close()
             return
-        for commands, process in zip(self._commands, self._processes):
-            if process.is_alive():
-                try:
-                    commands.put((Command.CLOSE, -1))
-                except (OSError, ValueError):
-                    pass
-        for process in self._processes:
-            process.join(timeout=5)
-            if process.is_alive():
-                process.terminate()
-                process.join(timeout=5)
-            if process.is_alive():
-                process.kill()
-                process.join()
-        self._reports.close()
-        self._reports.join_thread()
+        stop_worker_processes(
+            self._processes, self._commands, (Command.CLOSE, -1), self._reports)

@@ -28,6 +28,30 @@ from habitat_ver.system.shared_buffers import EnvSharedBuffers
 START_TIMEOUT_S = 300.0
 
 
+def stop_worker_processes(
+    processes: Sequence[Any], commands: Sequence[Any], close: Any, reports: Any
+) -> None:
+    """Ask each live worker to stop (``close`` on its command queue), then
+    terminate, and at last kill, whatever has not exited; close ``reports``.
+    Nothing is left running, also when a worker hangs or already died."""
+    for queue_, process in zip(commands, processes):
+        if process.is_alive():
+            try:
+                queue_.put(close)
+            except (OSError, ValueError):
+                pass
+    for process in processes:
+        process.join(timeout=5)
+        if process.is_alive():
+            process.terminate()
+            process.join(timeout=5)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    reports.close()
+    reports.join_thread()
+
+
 class EnvWorkerError(RuntimeError):
     """An environment raised; the message names it and carries its traceback."""
 
@@ -221,22 +245,7 @@ class EnvWorkerPool:
             for stepper in self._steppers:
                 stepper.env.close()
             return
-        for commands, process in zip(self._commands, self._processes):
-            if process.is_alive():
-                try:
-                    commands.put(Command.CLOSE)
-                except (OSError, ValueError):
-                    pass
-        for process in self._processes:
-            process.join(timeout=5)
-            if process.is_alive():
-                process.terminate()
-                process.join(timeout=5)
-            if process.is_alive():
-                process.kill()
-                process.join()
-        self._reports.close()
-        self._reports.join_thread()
+        stop_worker_processes(self._processes, self._commands, Command.CLOSE, self._reports)
 
     def __enter__(self) -> "EnvWorkerPool":
         return self

@@ -26,7 +26,6 @@ import functools
 from typing import Any, Dict, List, Optional
 
 from habitat import logger
-from habitat_baselines.common.env_spec import EnvironmentSpec
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 
 from habitat_ver.envs.builder import build_env, scenario_for
@@ -69,18 +68,11 @@ class AppoTrainer(DDPPOTrainer):
             for i in range(num_envs)
         ]
         appo = config.habitat_baselines.rl.appo
-        self.envs = RolloutWorkerPool(
+        self._use_env_workers(RolloutWorkerPool(
             makers, appo.num_rollout_workers, appo.num_env_groups,
             describe=lambda i: f"env index {i}, scenario {scenario_for(config, i)}",
             serial=appo.serial,
-        )
-        self._env_spec = EnvironmentSpec(
-            observation_space=self.envs.observation_space,
-            action_space=self.envs.action_space,
-            orig_action_space=self.envs.action_space,
-        )
-        self._rank0_keys = set()
-        self._single_proc_infos = {}
+        ))
 
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:
         if self.config.habitat_baselines.rl.ddppo.force_distributed or self._is_distributed:

@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional
 
 import torch
 from habitat import logger
+from habitat_baselines.common.env_spec import EnvironmentSpec
 from habitat_baselines.common.tensorboard_utils import get_writer
 from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer
@@ -73,6 +74,18 @@ class DDPPOTrainer(PPOTrainer):
         return self._rollout_tracker.should_preempt(
             self.num_updates_done, rollout_step, self._ppo_cfg.num_steps
         )
+
+    def _use_env_workers(self, pool: Any) -> None:
+        """Train on ``pool`` (our env worker processes) instead of upstream's
+        vector env, with the attributes upstream's ``_init_envs`` sets."""
+        self.envs = pool
+        self._env_spec = EnvironmentSpec(
+            observation_space=pool.observation_space,
+            action_space=pool.action_space,
+            orig_action_space=pool.action_space,
+        )
+        self._rank0_keys = set()
+        self._single_proc_infos = {}
 
     @rank0_only
     def save_checkpoint(self, file_name: str, extra_state: Optional[Dict] = None) -> None:

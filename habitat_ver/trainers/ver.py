@@ -29,7 +29,6 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import torch
 from habitat import logger
-from habitat_baselines.common.env_spec import EnvironmentSpec
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from habitat_baselines.utils.common import inference_mode
@@ -83,18 +82,11 @@ class VERTrainer(DDPPOTrainer):
             )
             for i in range(num_envs)
         ]
-        self.envs = EnvWorkerPool(
+        self._use_env_workers(EnvWorkerPool(
             make_envs,
             describe=lambda i: f"global index {first + i}, {scenario_for(config, first + i)}",
             serial=self.serial_envs,
-        )
-        self._env_spec = EnvironmentSpec(
-            observation_space=self.envs.observation_space,
-            action_space=self.envs.action_space,
-            orig_action_space=self.envs.action_space,
-        )
-        self._rank0_keys = set()
-        self._single_proc_infos = {}
+        ))
 
     def _create_agent(self, resume_state: Any, **kwargs: Any) -> Any:
         if self.envs.__class__ is not EnvWorkerPool:

@@ -172,21 +172,9 @@ if __name__ == "__main__":
 '''
 
 
-def _processes_mentioning(marker: str):
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmdline:
-            found.append((pid, cmdline.replace("\0", " ")[:120]))
-    return found
-
-
 @pytest.mark.multiproc
 @pytest.mark.parametrize("mode", ["processes", "serial"])
-def test_failing_env_is_named_and_every_worker_is_gone(tmp_path, mode):
+def test_failing_env_is_named_and_every_worker_is_gone(tmp_path, mode, processes_mentioning):
     # The run's folder is on every worker's sys.path, so it marks them all.
     marker_dir = tmp_path / "appo_run_marker"
     marker_dir.mkdir()
@@ -202,5 +190,5 @@ def test_failing_env_is_named_and_every_worker_is_gone(tmp_path, mode):
     assert "all rollout workers were shut down" in error
     assert "ValueError: boom at step 3" in error  # the worker's traceback
     assert error.count("ERROR:") == 1
-    assert _processes_mentioning(str(marker_dir)) == []
+    assert processes_mentioning(str(marker_dir)) == []
     assert set(os.listdir("/dev/shm")) - shm_before == set()

@@ -11,18 +11,6 @@ import pytest
 SCRIPT = Path(__file__).with_name("faulty_env_run.py")
 
 
-def _processes_mentioning(marker: str):
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmdline:
-            found.append((pid, cmdline.replace("\0", " ")[:120]))
-    return found
-
-
 def _marked_script(tmp_path) -> Path:
     """A copy of the script in a fresh folder: that folder is on the workers'
     sys.path, so it marks every process the run started."""
@@ -35,7 +23,7 @@ def _marked_script(tmp_path) -> Path:
 
 @pytest.mark.multiproc
 @pytest.mark.parametrize("mode", ["processes", "serial"])
-def test_failing_env_is_named_and_every_worker_is_gone(tmp_path, mode):
+def test_failing_env_is_named_and_every_worker_is_gone(tmp_path, mode, processes_mentioning):
     script = _marked_script(tmp_path)
     marker_dir = script.parent
     shm_before = set(os.listdir("/dev/shm"))
@@ -46,12 +34,12 @@ def test_failing_env_is_named_and_every_worker_is_gone(tmp_path, mode):
     assert "ERROR: environment 1 (RaisesOnThirdStep) failed" in error
     assert "all env workers were shut down" in error
     assert "ValueError: boom at step 3" in error  # the worker's traceback
-    assert _processes_mentioning(str(marker_dir)) == []
+    assert processes_mentioning(str(marker_dir)) == []
     assert set(os.listdir("/dev/shm")) - shm_before == set()
 
 
 @pytest.mark.multiproc
-def test_workers_exit_when_the_trainer_is_killed(tmp_path):
+def test_workers_exit_when_the_trainer_is_killed(tmp_path, processes_mentioning):
     # Workers ignore SIGTERM/SIGINT (the trainer stops them) and are not the
     # trainer's children (forkserver), so they must notice it is gone.
     script = _marked_script(tmp_path)
@@ -59,6 +47,6 @@ def test_workers_exit_when_the_trainer_is_killed(tmp_path):
                           text=True, timeout=180, cwd=script.parent)
     assert done.returncode == -9 and "workers started" in done.stdout, done.stderr[-3000:]
     deadline = time.monotonic() + 30
-    while _processes_mentioning(str(script.parent)) and time.monotonic() < deadline:
+    while processes_mentioning(str(script.parent)) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _processes_mentioning(str(script.parent)) == []
+    assert processes_mentioning(str(script.parent)) == []
