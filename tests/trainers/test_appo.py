@@ -5,6 +5,7 @@ import glob
 import pytest
 import torch
 
+from habitat_ver.common.checkpoint import ResumeStateFiles
 from habitat_ver.config.compose import get_config
 from habitat_ver.config.validate import ConfigError
 from habitat_ver.run import execute_exp
@@ -96,6 +97,36 @@ def test_learner_moves_the_policy_and_publishes_it(out_dir):
         assert trainer._policy_worker.version == 1
     finally:
         trainer.envs.close()
+
+
+def test_a_restarted_run_resumes_counters_and_optimizer(out_dir):
+    config = get_config("gym/appo_cartpole", _overrides(out_dir, 4))
+    first = AppoTrainer(config)
+    # A stop request after 2 updates (what SIGTERM does): resume state, exit.
+    first._stop_requested = lambda: first.num_updates_done >= 2
+    first.train()
+    assert first.num_updates_done == 2
+    steps_per_update = first.num_steps_done / 2
+    # The same command again resumes from the saved state.
+    trainer = execute_exp(config, "train")
+    assert trainer.num_updates_done == 4
+    assert [v for _, v in trainer._policy_worker.published] == [2, 3, 4]
+    state = ResumeStateFiles(str(out_dir / "checkpoints")).load()
+    adam_steps = {int(s["step"]) for s in state["optim_state"]["state"].values()}
+    # 4 updates x 2 epochs x 1 minibatch: Adam kept counting across the restart.
+    assert adam_steps == {4 * 2}
+    assert trainer.num_steps_done >= first.num_steps_done + 2 * steps_per_update
+
+
+def test_evaluate_runs_an_appo_checkpoint(out_dir):
+    execute_exp(get_config("gym/appo_cartpole", _overrides(out_dir, 2)), "train")
+    eval_config = get_config("gym/appo_cartpole", _overrides(out_dir) + [
+        f"habitat_baselines.eval_ckpt_path_dir={out_dir}/checkpoints/latest.pth",
+        "habitat_baselines.test_episode_count=4", "habitat_baselines.evaluate=True"])
+    execute_exp(eval_config, "eval")
+    (reward,) = _tensorboard_scalars(out_dir / "tb")["eval_reward/average_reward"]
+    # CartPole pays 1 per step; episodes last between 8 and 500 steps.
+    assert 8 <= reward <= 500
 
 
 @pytest.mark.parametrize("key, value, match", [

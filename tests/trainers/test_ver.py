@@ -158,7 +158,10 @@ def test_a_rollout_filled_while_learning_is_taken_as_it_is(out_dir):
 
         trainer._agent.updater.update = update_once_next_rollout_full
         trainer._learn(T * N)
-        assert trainer._agent.rollouts.rollout_done and trainer._held
+        assert trainer._agent.rollouts.rollout_done
+        # Envs whose step arrives now find no room: they are held, as the
+        # collector holds those it cannot admit.
+        assert trainer._admit(trainer._wait_ready()) == [] and trainer._held
         trainer._agent.updater.update = update
         assert trainer._collect_rollout() == T * N
         assert sum(trainer.env_steps_per_rollout[1]) == T * N
