@@ -13,9 +13,10 @@ Compared with upstream's ``HabitatVectorEnvFactory`` it
   also run in sim-free mode.
 """
 
+import functools
 import multiprocessing
 import random
-from typing import Any, List, Sequence
+from typing import Any, Callable, List, Sequence, Tuple
 
 from habitat import VectorEnv, logger
 from habitat.config import read_write
@@ -128,3 +129,16 @@ class VerVectorEnvFactory(VectorEnvFactory):
             if scenes:
                 task.dataset.content_scenes = scenes
         return env_config
+
+
+def env_builders(config: Any) -> List[Tuple[int, Callable[[], Any]]]:
+    """``(global env index, picklable zero-argument builder)`` for each env of
+    this rank, configured as upstream's vector env configures its envs; what
+    our env worker processes build."""
+    num_envs = config.habitat_baselines.num_environments
+    first = rank() * num_envs
+    return [
+        (first + i, functools.partial(
+            build_env, VerVectorEnvFactory.env_config(config, i, [], rank() == 0), first + i))
+        for i in range(num_envs)
+    ]

@@ -28,6 +28,7 @@ from torch import Tensor
 
 from habitat_ver.system.appo_buffers import SlotPool, TrajectoryBuffers
 from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
+from habitat_ver.system.shared_buffers import record_episode_stats
 
 # Seconds a blocking wait sleeps before it looks at the stop flag again.
 POLL_S = 0.05
@@ -221,19 +222,8 @@ class PolicyWorker:
     ) -> None:
         """Upstream's episode statistics (return, count, info metrics of each
         episode's last step), under :attr:`stats_lock` for the learner."""
-        rewards, dones = rewards.view(-1, 1), dones.view(-1, 1).float()
         with self.stats_lock:
-            self._episode_reward[ids] += rewards
-            stats = self.running_stats
-            stats["reward"][ids] += self._episode_reward[ids] * dones
-            stats["count"][ids] += dones
-            self._episode_reward[ids] *= 1.0 - dones
-            for row, env in enumerate(ids.tolist()):
-                if not dones[row]:
-                    continue
-                for column, name in enumerate(self.pool.info_names[env]):
-                    value = float(infos[row, column])
-                    if value == value:  # NaN: the metric was absent this step
-                        if name not in stats:
-                            stats[name] = torch.zeros_like(stats["count"])
-                        stats[name][env] += value
+            record_episode_stats(
+                self.running_stats, self._episode_reward, ids, rewards, dones, infos,
+                self.pool.info_names,
+            )

@@ -241,10 +241,7 @@ class RolloutWorkerPool:
         waiting = set(self.all_groups())
         while waiting:
             waiting.discard(tuple(self.next_report(START_TIMEOUT_S)[1:]))
-        return [
-            {k: v[i].numpy() for k, v in self.buffers.observations.items()}
-            for i in range(self.num_envs)
-        ]
+        return self.buffers.observation_dicts()
 
     @staticmethod
     def post_step(observations: Any) -> Any:

@@ -10,7 +10,7 @@ read of a row nobody wrote yet is visible.
 """
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -80,6 +80,11 @@ class EnvSharedBuffers:
         yield self.actions
         yield self.infos
 
+    def observation_dicts(self) -> List[Dict[str, np.ndarray]]:
+        """Every env's latest observation, as habitat's VectorEnv returns them."""
+        num_envs = self.rewards.shape[0]
+        return [{k: v[i].numpy() for k, v in self.observations.items()} for i in range(num_envs)]
+
     def write_step(
         self, index: int, observation: Dict, reward: float, done: bool,
         info_values: Optional[List[float]] = None,
@@ -119,3 +124,31 @@ class InfoColumns:
             if name in self._column:
                 row[self._column[name]] = float(value)
         return row, (list(self.names) if grew else None)
+
+
+def record_episode_stats(
+    stats: Dict[str, Tensor], episode_reward: Tensor, ids: Tensor, rewards: Tensor,
+    dones: Tensor, infos: Tensor, info_names: Sequence[Sequence[str]],
+) -> None:
+    """Upstream's per-env episode statistics, updated from one step of ``ids``.
+
+    ``episode_reward`` (``[N, 1]``) accumulates each env's running return;
+    when an episode ends, ``stats["reward"]`` gets the return, ``stats["count"]``
+    one more episode and ``stats[name]`` each info metric of its last step
+    (column ``c`` of an env's ``infos`` row holds ``info_names[env][c]``;
+    NaN where absent).
+    """
+    rewards, dones = rewards.view(-1, 1), dones.view(-1, 1).float()
+    episode_reward[ids] += rewards
+    stats["reward"][ids] += episode_reward[ids] * dones
+    stats["count"][ids] += dones
+    episode_reward[ids] *= 1.0 - dones
+    for row, env in enumerate(ids.tolist()):
+        if not dones[row]:
+            continue
+        for column, name in enumerate(info_names[env]):
+            value = float(infos[row, column])
+            if value == value:  # NaN: the metric was absent this step
+                if name not in stats:
+                    stats[name] = torch.zeros_like(stats["count"])
+                stats[name][env] += value

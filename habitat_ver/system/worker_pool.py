@@ -19,7 +19,6 @@ import time
 import traceback
 from typing import Any, Callable, Deque, Dict, List, Optional, Sequence
 
-import torch
 from torch import Tensor
 
 from habitat_ver.system.env_worker import Command, EnvStepper, Report, init_process
@@ -181,10 +180,7 @@ class EnvWorkerPool:
         waiting = set(range(self.num_envs))
         while waiting:
             waiting -= set(self.wait_ready(self.num_envs))
-        return [
-            {k: v[i].numpy() for k, v in self.buffers.observations.items()}
-            for i in range(self.num_envs)
-        ]
+        return self.buffers.observation_dicts()
 
     @staticmethod
     def post_step(observations: Any) -> Any:

@@ -28,8 +28,8 @@ from typing import Any, Dict, List, Optional
 from habitat import logger
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 
-from habitat_ver.envs.builder import build_env, scenario_for
-from habitat_ver.envs.factory import VerVectorEnvFactory
+from habitat_ver.envs.builder import scenario_for
+from habitat_ver.envs.factory import env_builders
 from habitat_ver.system.appo_buffers import SlotPool, TrajectoryBuffers
 from habitat_ver.system.appo_learner import AppoLearner, AppoLearnerSettings
 from habitat_ver.system.appo_policy_worker import PolicyWorker
@@ -62,14 +62,9 @@ class AppoTrainer(DDPPOTrainer):
         if is_eval:  # evaluation runs upstream's evaluator on a vector env
             return super()._init_envs(config, is_eval)
         config = self.config if config is None else config
-        num_envs = config.habitat_baselines.num_environments
-        makers = [
-            (i, functools.partial(build_env, VerVectorEnvFactory.env_config(config, i, [], True), i))
-            for i in range(num_envs)
-        ]
         appo = config.habitat_baselines.rl.appo
         self._use_env_workers(RolloutWorkerPool(
-            makers, appo.num_rollout_workers, appo.num_env_groups,
+            env_builders(config), appo.num_rollout_workers, appo.num_env_groups,
             describe=lambda i: f"env index {i}, scenario {scenario_for(config, i)}",
             serial=appo.serial,
         ))

@@ -21,7 +21,6 @@ its named hooks (``_init_envs``, ``_create_agent``, ``_collect_rollout``,
 
 import contextlib
 import copy
-import functools
 import queue
 import threading
 import time
@@ -36,8 +35,9 @@ from torch import Tensor
 
 from habitat_ver.config.schema import VERSystemConfig, section_or_default
 from habitat_ver.distributed.ver_tracker import VERPreemptionTracker
-from habitat_ver.envs.builder import build_env, scenario_for
-from habitat_ver.envs.factory import VerVectorEnvFactory, rank
+from habitat_ver.envs.builder import scenario_for
+from habitat_ver.envs.factory import env_builders
+from habitat_ver.system.shared_buffers import record_episode_stats
 from habitat_ver.system.worker_pool import EnvWorkerPool
 from habitat_ver.trainers.ddppo import DDPPOTrainer
 from habitat_ver.trainers.ver_agent import VERAgentAccessMgr
@@ -74,16 +74,10 @@ class VERTrainer(DDPPOTrainer):
         if is_eval:  # evaluation runs upstream's evaluator on a vector env
             return super()._init_envs(config, is_eval)
         config = self.config if config is None else config
-        num_envs = config.habitat_baselines.num_environments
-        first = rank() * num_envs
-        make_envs = [
-            functools.partial(
-                build_env, VerVectorEnvFactory.env_config(config, i, [], rank() == 0), first + i
-            )
-            for i in range(num_envs)
-        ]
+        makers = env_builders(config)
+        first = makers[0][0]
         self._use_env_workers(EnvWorkerPool(
-            make_envs,
+            [make for _, make in makers],
             describe=lambda i: f"global index {first + i}, {scenario_for(config, first + i)}",
             serial=self.serial_envs,
         ))
@@ -137,21 +131,10 @@ class VERTrainer(DDPPOTrainer):
     ) -> None:
         """Upstream's episode statistics: return, count and the info metrics
         of each episode's last step."""
-        rewards, dones = rewards.view(-1, 1), dones.view(-1, 1).float()
-        self.current_episode_reward[ids] += rewards
-        stats = self.running_episode_stats
-        stats["reward"][ids] += self.current_episode_reward[ids] * dones
-        stats["count"][ids] += dones
-        self.current_episode_reward[ids] *= 1.0 - dones
-        for row, env in enumerate(ids.tolist()):
-            if not dones[row]:
-                continue
-            for column, name in enumerate(self.envs.info_names[env]):
-                value = float(infos[row, column])
-                if value == value:  # NaN: the metric was absent this step
-                    if name not in stats:
-                        stats[name] = torch.zeros_like(stats["count"])
-                    stats[name][env] += value
+        record_episode_stats(
+            self.running_episode_stats, self.current_episode_reward, ids, rewards, dones,
+            infos, self.envs.info_names,
+        )
 
     def _act(
         self, ids: Tensor, first: bool = False, rollouts: Any = None, policy: Any = None
