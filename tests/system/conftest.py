@@ -1,6 +1,7 @@
 """Fixtures of the worker-process tests."""
 
 import os
+import shutil
 from pathlib import Path
 from typing import Callable, List, Tuple
 
@@ -24,3 +25,20 @@ def _processes_mentioning(marker: str) -> List[Tuple[str, str]]:
 @pytest.fixture
 def processes_mentioning() -> Callable[[str], List[Tuple[str, str]]]:
     return _processes_mentioning
+
+
+@pytest.fixture
+def marked_scripts(tmp_path) -> Callable[..., Path]:
+    """Copies the named files of this folder into a fresh marker folder and
+    returns the first one's path.  A script run from there has the folder on
+    its sys.path, and so do the worker processes it starts: it marks every
+    process of the run (see :func:`processes_mentioning`)."""
+
+    def copy(*names: str) -> Path:
+        marker_dir = tmp_path / "run_marker"
+        marker_dir.mkdir()
+        for name in names:
+            shutil.copy(Path(__file__).with_name(name), marker_dir / name)
+        return marker_dir / names[0]
+
+    return copy

@@ -15,24 +15,14 @@ import torch
 import habitat_ver  # noqa: F401
 from habitat_ver.system.worker_pool import EnvWorkerError, EnvWorkerPool
 
-
-class RaisesOnThirdStep(gym.Wrapper):
-    def __init__(self):
-        super().__init__(gym.make("CartPole-v1"))
-        self.steps = 0
-
-    def step(self, action):
-        self.steps += 1
-        if self.steps == 3:
-            raise ValueError("boom at step 3")
-        return self.env.step(action)
+from faulty_envs import RaisesOnThirdStep  # copied beside this script
 
 
 def main() -> None:
     names = ["CartPole-v1", "RaisesOnThirdStep"]
     makers = [functools.partial(gym.make, "CartPole-v1"), RaisesOnThirdStep]
     pool = EnvWorkerPool(makers, describe=lambda i: names[i], serial=sys.argv[1] == "serial")
-    print(f"workers started", flush=True)
+    print("workers started", flush=True)
     pool.reset()
     if sys.argv[1] == "sigkill":  # the trainer dies without closing the pool
         os.kill(os.getpid(), signal.SIGKILL)

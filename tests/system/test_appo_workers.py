@@ -9,9 +9,7 @@ import functools
 import os
 import subprocess
 import sys
-import textwrap
 import time
-from pathlib import Path
 
 import gym
 import numpy as np
@@ -120,73 +118,21 @@ def test_policy_worker_acts_with_the_latest_published_version():
     assert worker.served[-1][1] == 5
 
 
-FAULTY_ENVS = '''
-import gym
-from gym.envs.registration import register
-
-
-class RaisesOnThirdStep(gym.Wrapper):
-    def __init__(self):
-        super().__init__(gym.make("CartPole-v1"))
-        self.steps = 0
-
-    def step(self, action):
-        self.steps += 1
-        if self.steps == 3:
-            raise ValueError("boom at step 3")
-        return self.env.step(action)
-
-
-register(id="AppoRaisesOnThirdStep-v0", entry_point=RaisesOnThirdStep)
-'''
-
-RUN = '''
-import sys
-
-from habitat_ver.config.compose import get_config
-from habitat_ver.run import execute_exp
-from habitat_ver.system.worker_pool import EnvWorkerError
-
-
-def main():
-    out = sys.argv[2]
-    overrides = [
-        f"habitat_baselines.checkpoint_folder={out}/ck", f"habitat_baselines.tensorboard_dir={out}/tb",
-        f"habitat_baselines.log_file={out}/train.log", "habitat_baselines.progress.enabled=False",
-        "habitat_baselines.num_environments=4", "habitat_baselines.total_num_steps=-1",
-        "habitat_baselines.num_updates=50", "habitat_baselines.rl.ppo.num_steps=8",
-        "habitat.env_task_gym_dependencies=[habitat_ver.envs,appo_faulty_envs]",
-        "habitat_baselines.embedded_env.scenarios=[CartPole-v1,AppoRaisesOnThirdStep-v0,CartPole-v1,CartPole-v1]",
-        f"habitat_baselines.rl.appo.serial={sys.argv[1] == 'serial'}",
-    ]
-    try:
-        execute_exp(get_config("gym/appo_cartpole", overrides), "train")
-    except EnvWorkerError as error:
-        print(f"ERROR: {error}")
-        return
-    print("no error")
-
-
-if __name__ == "__main__":
-    main()
-'''
 
 
 @pytest.mark.multiproc
 @pytest.mark.parametrize("mode", ["processes", "serial"])
-def test_failing_env_is_named_and_every_worker_is_gone(tmp_path, mode, processes_mentioning):
-    # The run's folder is on every worker's sys.path, so it marks them all.
-    marker_dir = tmp_path / "appo_run_marker"
-    marker_dir.mkdir()
-    (marker_dir / "appo_faulty_envs.py").write_text(FAULTY_ENVS)
-    script = marker_dir / "appo_faulty_run.py"
-    script.write_text(textwrap.dedent(RUN))
+def test_failing_env_is_named_and_every_worker_is_gone(
+    tmp_path, mode, processes_mentioning, marked_scripts
+):
+    script = marked_scripts("appo_faulty_run.py", "faulty_envs.py")
+    marker_dir = script.parent
     shm_before = set(os.listdir("/dev/shm"))
     done = subprocess.run([sys.executable, str(script), mode, str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=180, cwd=marker_dir)
     assert done.returncode == 0, done.stderr[-3000:]
     error = done.stdout
-    assert "ERROR: environment 1 (env index 1, scenario AppoRaisesOnThirdStep-v0) failed" in error
+    assert "ERROR: environment 1 (env index 1, scenario RaisesOnThirdStep-v0) failed" in error
     assert "all rollout workers were shut down" in error
     assert "ValueError: boom at step 3" in error  # the worker's traceback
     assert error.count("ERROR:") == 1

@@ -4,27 +4,14 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
-
-SCRIPT = Path(__file__).with_name("faulty_env_run.py")
-
-
-def _marked_script(tmp_path) -> Path:
-    """A copy of the script in a fresh folder: that folder is on the workers'
-    sys.path, so it marks every process the run started."""
-    marker_dir = tmp_path / "pool_run_marker"
-    marker_dir.mkdir()
-    script = marker_dir / SCRIPT.name
-    script.write_text(SCRIPT.read_text())
-    return script
 
 
 @pytest.mark.multiproc
 @pytest.mark.parametrize("mode", ["processes", "serial"])
-def test_failing_env_is_named_and_every_worker_is_gone(tmp_path, mode, processes_mentioning):
-    script = _marked_script(tmp_path)
+def test_failing_env_is_named_and_every_worker_is_gone(mode, processes_mentioning, marked_scripts):
+    script = marked_scripts("faulty_env_run.py", "faulty_envs.py")
     marker_dir = script.parent
     shm_before = set(os.listdir("/dev/shm"))
     done = subprocess.run([sys.executable, str(script), mode], capture_output=True,
@@ -39,10 +26,10 @@ def test_failing_env_is_named_and_every_worker_is_gone(tmp_path, mode, processes
 
 
 @pytest.mark.multiproc
-def test_workers_exit_when_the_trainer_is_killed(tmp_path, processes_mentioning):
+def test_workers_exit_when_the_trainer_is_killed(processes_mentioning, marked_scripts):
     # Workers ignore SIGTERM/SIGINT (the trainer stops them) and are not the
     # trainer's children (forkserver), so they must notice it is gone.
-    script = _marked_script(tmp_path)
+    script = marked_scripts("faulty_env_run.py", "faulty_envs.py")
     done = subprocess.run([sys.executable, str(script), "sigkill"], capture_output=True,
                           text=True, timeout=180, cwd=script.parent)
     assert done.returncode == -9 and "workers started" in done.stdout, done.stderr[-3000:]

@@ -1,0 +1,22 @@
+"""An env that raises at its third step, for the failure tests (not collected).
+
+Importing it registers the gym id ``RaisesOnThirdStep-v0``.
+"""
+
+import gym
+from gym.envs.registration import register
+
+
+class RaisesOnThirdStep(gym.Wrapper):
+    def __init__(self):
+        super().__init__(gym.make("CartPole-v1"))
+        self.steps = 0
+
+    def step(self, action):
+        self.steps += 1
+        if self.steps == 3:
+            raise ValueError("boom at step 3")
+        return self.env.step(action)
+
+
+register(id="RaisesOnThirdStep-v0", entry_point=RaisesOnThirdStep)
