@@ -24,7 +24,7 @@ collection time for its first step.
 
 Multi-rank VER preempts slow ranks (:mod:`habitat_ver.distributed.ver_preemption`);
 a preempted rank fills the rest of its batch with the previous rollout's most
-recent steps (:meth:`VERStorage.fill_stale`), which keep the returns computed
+recent fresh steps (:meth:`VERStorage.fill_stale`), which keep the returns computed
 for them then: PPO simply runs extra epochs on them (VER paper, section 2.3).
 """
 
@@ -348,6 +348,10 @@ class VERStorage(Storage):
         """Fills a preempted rollout up to ``T * N`` learnable steps with the
         most recent learnable steps of ``previous`` (the rollout before).
 
+        ``previous``'s fresh steps come first, latest first; only when they
+        are too few (``previous`` was preempted early too) do its own stale
+        copies, two rollouts old, make up the rest. Taking the latest fresh
+        steps in write order gives each env a run of consecutive steps.
         The copies keep everything recorded for them, their returns included,
         are flagged ``is_stale`` and form sequences of their own. Call after
         collection, before :meth:`compute_returns`; ``previous`` must still
@@ -360,7 +364,11 @@ class VERStorage(Storage):
 
         batch = self.num_steps * self._num_envs
         prev_n = int(previous._counters["num_slots"])
-        prev_learnable = torch.nonzero(previous._slots["learnable"][:prev_n]).view(-1)
+        learnable = previous._slots["learnable"][:prev_n]
+        was_stale = previous.buffers["is_stale"][:prev_n].view(-1).cpu()
+        # Oldest first: the plan takes the last ones, fresh steps before stale.
+        prev_learnable = torch.cat([torch.nonzero(learnable & was_stale).view(-1),
+                                    torch.nonzero(learnable & ~was_stale).view(-1)])
         plan = stale_fill_plan(self.steps_collected, batch, prev_learnable.numel())
         if plan.num_stale == 0:
             return 0
