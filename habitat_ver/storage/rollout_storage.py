@@ -2,8 +2,10 @@
 
 Upstream's :class:`RolloutStorage` keeps its GAE loop inline in
 ``compute_returns``; this subclass keeps every buffer, constructor argument
-and method of upstream and only routes the return computation through the
-tested pure functions in :mod:`habitat_ver.algo.gae`.
+and method of upstream and routes the return computation through the
+tested pure functions in :mod:`habitat_ver.algo.gae`. Unlike upstream, the
+returns of rows not learnt on are NaN, so advantage normalisation sees only
+the steps of this rollout.
 """
 
 from habitat_baselines.common.rollout_storage import RolloutStorage
@@ -39,7 +41,8 @@ class LockstepRolloutStorage(RolloutStorage):
     def compute_returns(
         self, next_value: Tensor, use_gae: bool, gamma: float, tau: float
     ) -> None:
-        """Fills ``buffers["returns"][:T]`` for the ``T`` steps collected.
+        """Fills ``buffers["returns"][:T]`` for the ``T`` steps collected and
+        NaN in every later row (not learnt on: out of advantage statistics).
 
         Args:
             next_value: critic's value of the observation after the last
@@ -56,10 +59,9 @@ class LockstepRolloutStorage(RolloutStorage):
         rewards = self.buffers["rewards"][:num_steps]
         dones = dones_from_next_masks(self.buffers["masks"], num_steps)
         if use_gae:
-            # Upstream stores next_value in slot T as a side effect; PPO's
-            # get_advantages reads the whole buffer (slot T included) when it
-            # normalises advantages, so we keep the side effect to stay
-            # identical to upstream.
+            # Upstream stores next_value in slot T as a side effect (and
+            # after_update carries it to slot 0); kept, so every buffer but
+            # the unused returns rows stays identical to upstream.
             self.buffers["value_preds"][num_steps] = next_value
             _, returns = compute_gae(
                 rewards,
@@ -78,3 +80,8 @@ class LockstepRolloutStorage(RolloutStorage):
                 rewards, dones, self.buffers["returns"][num_steps], gamma=gamma
             )
         self.buffers["returns"][:num_steps] = returns
+        # PPO's get_advantages normalises over every finite row of the
+        # [T + 1, N] buffer; row T and, after a preempted rollout, the rows
+        # left from the one before are never learnt on, so NaN keeps them
+        # out of the statistics (upstream leaves them in).
+        self.buffers["returns"][num_steps:] = float("nan")
