@@ -172,12 +172,21 @@ class VERTrainer(DDPPOTrainer):
             self._init_state()
             self._act(torch.arange(self.envs.num_envs), first=True)
             self._fresh = False
-        held, self._held = self._held, []
         # Nothing fits when overlapped collection already filled this rollout
         # while PPO learnt: the held envs wait for the next one.
-        admitted = self._admit(held)
+        self._act_on_held()
+
+    def _act_on_held(self, rollouts: Any = None, policy: Any = None) -> None:
+        """Acts on the held envs that fit in ``rollouts``; the rest stay held.
+
+        Held envs have no action in flight, so no result of theirs will
+        arrive: whoever collects next must act on them first, or they idle.
+        """
+        held, self._held = self._held, []
+        admitted = self._admit(held, rollouts)
         if admitted:
-            self._act(torch.tensor(admitted, dtype=torch.long))
+            self._act(torch.tensor(admitted, dtype=torch.long), rollouts=rollouts,
+                      policy=policy)
 
     def _collect_rollout(self) -> int:
         """Collect until the rollout holds its T*N (NoVER: T per env) steps,
@@ -335,6 +344,9 @@ class VERTrainer(DDPPOTrainer):
         system = section_or_default(self.config, "ver_system", VERSystemConfig)
         n = self.envs.num_envs
         try:
+            # First: when learning outlasts this whole collection, held envs
+            # would otherwise get no action until the rollout after.
+            self._act_on_held(rollouts, policy)
             while not stop.is_set() and not rollouts.rollout_done:
                 try:
                     ready = self.envs.wait_ready(

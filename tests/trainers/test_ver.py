@@ -173,6 +173,38 @@ def test_a_rollout_filled_while_learning_is_taken_as_it_is(out_dir):
         trainer.envs.close()
 
 
+def test_overlapped_collector_acts_on_held_envs_first(out_dir):
+    # In-process envs, learning outlasting collection: env 0's result arrives
+    # when the rollout is full, so it is held. The overlapped collector must
+    # act on it; it stayed idle before (next rollout's counts [0, 24, 24]).
+    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2, num_envs=3) + [
+        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
+    trainer = VERTrainer(config)
+    trainer.serial_envs = True
+    trainer._init_train()
+    try:
+        assert trainer._collect_rollout() == T * 3
+        ready = trainer._wait_ready()
+        assert ready == [0, 1, 2]
+        trainer.envs.push_back(ready[1:])
+        assert trainer._admit(ready[:1]) == [] and trainer._held == [0]
+        update = trainer._agent.updater.update
+
+        def update_once_next_rollout_full(rollouts):
+            nxt = trainer._agent._spare
+            deadline = time.monotonic() + 60
+            while not nxt.rollout_done and time.monotonic() < deadline:
+                time.sleep(0.005)
+            return update(rollouts)
+
+        trainer._agent.updater.update = update_once_next_rollout_full
+        trainer._learn(T * 3)
+        counts = trainer._agent.rollouts.env_steps.tolist()
+        assert sum(counts) == T * 3 and min(counts) >= T - 1, counts
+    finally:
+        trainer.envs.close()
+
+
 @pytest.mark.multiproc
 def test_overlapped_run_counts_every_step_once(out_dir):
     overrides = run_overrides(out_dir, 4) + [
