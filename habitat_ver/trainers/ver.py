@@ -51,6 +51,8 @@ class VERTrainer(DDPPOTrainer):
 
     # Run the env workers in this process (tests); set by tests only.
     serial_envs: bool = False
+    # Wall clock of collection times (seconds); tests substitute their own.
+    clock = staticmethod(time.monotonic)
 
     def __init__(self, config: Any = None):
         super().__init__(config)
@@ -65,7 +67,10 @@ class VERTrainer(DDPPOTrainer):
         # Multi-rank with distrib_preemption.policy=ver (else None).
         self._ver_tracker: Optional[VERPreemptionTracker] = None
         self._last_learn_time = 0.0
-        # Per rollout: fresh and stale steps, collection seconds, end time
+        # Seconds the overlapped collector spent filling the current rollout.
+        self._overlap_collect_s = 0.0
+        # Per rollout: fresh and stale steps, collection seconds (overlapped
+        # collection included), end time
         # (epoch s), the previous learning time and VER's target S.
         self.rollout_stats: List[Dict[str, Any]] = []
 
@@ -194,7 +199,7 @@ class VERTrainer(DDPPOTrainer):
         batch is the previous rollout's latest steps)."""
         self._agent.eval()
         rollouts = self._agent.rollouts
-        start = time.monotonic()
+        start = self.clock()
         self._start_rollout()
         while not rollouts.rollout_done:
             ids = self._admit(self._wait_ready())
@@ -204,7 +209,11 @@ class VERTrainer(DDPPOTrainer):
                 if self._preempted(rollouts.steps_collected - before):
                     break
         steps = rollouts.steps_collected
-        self._after_collection(time.monotonic() - start, steps)
+        # Steps collected while PPO learnt took that time too: without it the
+        # step time (VER's Time(S) estimate) is optimistic.
+        seconds = self.clock() - start + self._overlap_collect_s
+        self._overlap_collect_s = 0.0
+        self._after_collection(seconds, steps)
         self.env_steps_per_rollout.append(rollouts.env_steps.tolist())
         self.rollout_lengths.append(steps)
         return steps
@@ -343,6 +352,7 @@ class VERTrainer(DDPPOTrainer):
         """The overlap thread: collect into ``rollouts`` until ``stop`` or full."""
         system = section_or_default(self.config, "ver_system", VERSystemConfig)
         n = self.envs.num_envs
+        start = self.clock()
         try:
             # First: when learning outlasts this whole collection, held envs
             # would otherwise get no action until the rollout after.
@@ -361,6 +371,8 @@ class VERTrainer(DDPPOTrainer):
                               policy=policy)
         except BaseException as error:  # noqa: BLE001 - re-raised by the trainer
             failure.append(error)
+        finally:
+            self._overlap_collect_s = self.clock() - start
 
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:
         ver = self.config.habitat_baselines.rl.ver

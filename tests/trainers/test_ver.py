@@ -205,6 +205,69 @@ def test_overlapped_collector_acts_on_held_envs_first(out_dir):
         trainer.envs.close()
 
 
+class _RecordingTracker:
+    """Stands in for VERPreemptionTracker: records the published step times."""
+
+    target = None
+
+    def __init__(self):
+        self.step_times = []
+
+    def publish(self, update, step_time, learn_time):
+        self.step_times.append(step_time)
+
+    def should_preempt(self, update, new_steps):
+        return False
+
+    def plan_next(self, update):
+        return T * 3
+
+    def forget(self, update):
+        pass
+
+
+def test_step_time_counts_the_time_of_steps_collected_while_learning(out_dir):
+    # A clock that advances 0.01 s per env step sent (in-process envs step at
+    # once): 3 envs stepping in turn take 0.03 s per step of one env. Learning
+    # outlasts collection, so the overlapped collector fills all 48 steps of
+    # rollout 2 (0.48 s) and its own collection window adds none. Its step
+    # time is 0.48 s * 3 envs / 48 steps = 0.03 s; it was 0 (0 s / 48 steps).
+    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2, num_envs=3) + [
+        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
+    trainer = VERTrainer(config)
+    trainer.serial_envs = True
+    trainer._init_train()
+    sent = [0]
+    trainer.clock = lambda: 0.01 * sent[0]
+    send = trainer.envs.send_actions
+
+    def counting_send(ids, actions):
+        sent[0] += len(ids)
+        send(ids, actions)
+
+    trainer.envs.send_actions = counting_send
+    trainer._ver_tracker = tracker = _RecordingTracker()
+    try:
+        assert trainer._collect_rollout() == T * 3
+        update = trainer._agent.updater.update
+
+        def update_once_next_rollout_full(rollouts):
+            nxt, deadline = trainer._agent._spare, time.monotonic() + 60
+            while not nxt.rollout_done and time.monotonic() < deadline:
+                time.sleep(0.005)
+            return update(rollouts)
+
+        trainer._agent.updater.update = update_once_next_rollout_full
+        trainer._learn(T * 3)
+        before = sent[0]
+        assert trainer._collect_rollout() == T * 3
+        assert sent[0] == before  # nothing left to collect after learning
+        assert tracker.step_times[1] == pytest.approx(0.03)
+        assert trainer.rollout_stats[1]["collect_s"] == pytest.approx(0.48)
+    finally:
+        trainer.envs.close()
+
+
 @pytest.mark.multiproc
 def test_overlapped_run_counts_every_step_once(out_dir):
     overrides = run_overrides(out_dir, 4) + [
