@@ -90,6 +90,10 @@ def validate_training(config: Any) -> None:
         policies = ("auto", "none", "ddppo", "ver")
         _check(preemption.policy in policies, "habitat_baselines.distrib_preemption.policy",
                preemption.policy, f"one of {policies}")
+    limit = baselines.rl.get("max_nonfinite_rewards")
+    if limit is not None:
+        _check(isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0,
+               "habitat_baselines.rl.max_nonfinite_rewards", limit, "must be an integer >= 0")
 
 
 def validate_appo(config: Any) -> None:

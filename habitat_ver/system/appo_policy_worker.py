@@ -28,6 +28,7 @@ from torch import Tensor
 
 from habitat_ver.system.appo_buffers import SlotPool, TrajectoryBuffers
 from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
+from habitat_ver.system.reward_guard import DEFAULT_MAX_NONFINITE_REWARDS, NonFiniteRewards
 from habitat_ver.system.shared_buffers import record_episode_stats
 
 # Seconds a blocking wait sleeps before it looks at the stop flag again.
@@ -46,12 +47,15 @@ class PolicyWorker:
         slots: the free-slot pool (the learner gives slots back).
         device: where the policy runs.
         obs_transform: applied to each observation batch before the policy.
+        max_nonfinite_rewards: NaN/inf rewards tolerated (learnt as 0,
+            counted in :attr:`nonfinite_rewards`) before the thread fails.
     """
 
     def __init__(
         self, pool: RolloutWorkerPool, policy: Any, trajectories: TrajectoryBuffers,
         slots: SlotPool, device: torch.device,
         obs_transform: Callable[[Dict[str, Tensor]], Dict[str, Tensor]] = lambda b: b,
+        max_nonfinite_rewards: int = DEFAULT_MAX_NONFINITE_REWARDS,
     ):
         self.pool, self.policy, self.trajectories = pool, policy, trajectories
         self.slots, self.device, self._transform = slots, device, obs_transform
@@ -73,6 +77,7 @@ class PolicyWorker:
         self._episode_reward = torch.zeros(n, 1)
         self.running_stats: Dict[str, Tensor] = dict(
             count=torch.zeros(n, 1), reward=torch.zeros(n, 1))
+        self.nonfinite_rewards = NonFiniteRewards(max_nonfinite_rewards)
         self._stop = threading.Event()
         self._failure: List[BaseException] = []
         self._thread: Optional[threading.Thread] = None
@@ -152,6 +157,7 @@ class PolicyWorker:
         observations = {k: v[ids] for k, v in buffers.observations.items()}
         rewards, dones = buffers.rewards[ids].clone(), buffers.dones[ids].clone()
         started = self._slot[ids] >= 0
+        rewards[started] = self.nonfinite_rewards.clean(ids[started], rewards[started])
         self._record_episodes(ids[started], rewards[started], dones[started],
                               buffers.infos[ids[started]])
         masks = torch.logical_not(dones).view(-1, 1) & started.view(-1, 1)
@@ -169,7 +175,7 @@ class PolicyWorker:
         """The reward and done of each env's last action complete its step."""
         slots, ts = self._slot[ids], self._t[ids]
         traj = self.trajectories
-        traj.rewards[slots, ts] = torch.nan_to_num(rewards, nan=0.0).view(-1, 1)
+        traj.rewards[slots, ts] = rewards.view(-1, 1)
         traj.dones[slots, ts] = dones.view(-1, 1)
         self._t[ids] += 1
 

@@ -37,6 +37,7 @@ from habitat_ver.config.schema import VERSystemConfig, section_or_default
 from habitat_ver.distributed.ver_tracker import VERPreemptionTracker
 from habitat_ver.envs.builder import scenario_for
 from habitat_ver.envs.factory import env_builders
+from habitat_ver.system.reward_guard import NonFiniteRewards, max_nonfinite_rewards
 from habitat_ver.system.shared_buffers import record_episode_stats
 from habitat_ver.system.worker_pool import EnvWorkerPool
 from habitat_ver.trainers.ddppo import DDPPOTrainer
@@ -152,7 +153,10 @@ class VERTrainer(DDPPOTrainer):
         rollouts = self._agent.rollouts if rollouts is None else rollouts
         policy = self._agent.actor_critic if policy is None else policy
         observations, rewards, dones, infos = self.envs.read(ids)
-        if not first:
+        if first:  # no step completes: rewards unused
+            rewards = torch.zeros_like(rewards)
+        else:
+            rewards = self._nonfinite_rewards.clean(ids, rewards)
             self._record_episodes(ids, rewards, dones, infos)
         masks = torch.logical_not(dones).view(-1, 1)
         if first:
@@ -166,7 +170,7 @@ class VERTrainer(DDPPOTrainer):
             ids, observations=batch, recurrent_hidden_states=hidden,
             prev_actions=prev_actions, masks=masks, actions=out.actions,
             action_log_probs=out.action_log_probs, value_preds=out.values,
-            rewards=torch.nan_to_num(rewards, nan=0.0).view(-1, 1),
+            rewards=rewards.view(-1, 1),
         )
         self._hidden[ids] = out.rnn_hidden_states
         self._prev_actions[ids] = out.actions
@@ -301,6 +305,7 @@ class VERTrainer(DDPPOTrainer):
                 rollouts.after_update()
         self._agent.rollouts.increment_policy_version()
         self._agent.after_update()
+        losses["system/nonfinite_rewards"] = float(self._nonfinite_rewards.count)
         self._last_learn_time = time.monotonic() - start
         if self._ver_tracker is not None:
             last = self.rollout_stats[-1]
@@ -376,6 +381,7 @@ class VERTrainer(DDPPOTrainer):
 
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:
         ver = self.config.habitat_baselines.rl.ver
+        self._nonfinite_rewards = NonFiniteRewards(max_nonfinite_rewards(self.config))
         super()._init_train(resume_state)
         if ver.num_inference_workers > 1:
             logger.info(

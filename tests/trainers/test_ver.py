@@ -11,7 +11,9 @@ import torch
 
 from habitat_ver.common.checkpoint import ResumeStateFiles
 from habitat_ver.config.compose import get_config
+from habitat_ver.config.validate import ConfigError
 from habitat_ver.run import execute_exp
+from habitat_ver.system.reward_guard import NonFiniteRewardError
 from habitat_ver.trainers.ver import VERTrainer
 
 from .conftest import run_overrides
@@ -203,6 +205,45 @@ def test_overlapped_collector_acts_on_held_envs_first(out_dir):
         assert sum(counts) == T * 3 and min(counts) >= T - 1, counts
     finally:
         trainer.envs.close()
+
+
+def test_nonfinite_rewards_are_counted_then_fail_naming_the_env(out_dir):
+    # Env 1 of 2 pays NaN at every step: its 16 steps of rollout 1 are learnt
+    # as 0 and counted; with max_nonfinite_rewards=20 the 21st is fatal.
+    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2) + [
+        "habitat_baselines.rl.max_nonfinite_rewards=20"])
+    trainer = VERTrainer(config)
+    trainer.serial_envs = True
+    trainer._init_train()
+    read = trainer.envs.read
+
+    def read_nan_for_env_1(ids):
+        observations, rewards, dones, infos = read(ids)
+        rewards[ids == 1] = float("nan")
+        return observations, rewards, dones, infos
+
+    trainer.envs.read = read_nan_for_env_1
+    try:
+        assert trainer._collect_rollout() == T * N
+        rollouts = trainer._agent.rollouts
+        learnable = rollouts._slots["learnable"] & (rollouts._slots["env_ids"] == 1)
+        assert int(learnable.sum()) == 16
+        assert rollouts.buffers["rewards"][learnable].abs().sum() == 0.0
+        losses = trainer._learn(T * N)
+        assert losses["system/nonfinite_rewards"] == 16.0
+        with pytest.raises(NonFiniteRewardError,
+                           match=r"environment 1 returned reward nan: 21 non-finite"):
+            trainer._collect_rollout()
+    finally:
+        trainer.envs.close()
+
+
+def test_bad_max_nonfinite_rewards_is_named(out_dir):
+    # (A float is refused by the schema's int type when the config is composed.)
+    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 1) + [
+        "habitat_baselines.rl.max_nonfinite_rewards=-1"])
+    with pytest.raises(ConfigError, match=r"max_nonfinite_rewards=-1 .*integer >= 0"):
+        VERTrainer(config)
 
 
 class _RecordingTracker:
