@@ -8,6 +8,9 @@ returns of rows not learnt on are NaN, so advantage normalisation sees only
 the steps of this rollout.
 """
 
+from typing import Any, Dict
+
+import torch
 from habitat_baselines.common.rollout_storage import RolloutStorage
 from habitat_baselines.utils.timing import g_timer
 from torch import Tensor
@@ -35,7 +38,43 @@ class LockstepRolloutStorage(RolloutStorage):
     double-buffered layout each half of the envs advances its own step index,
     but returns are only computed once both halves stand at the same index
     (upstream's ``current_rollout_step_idx`` asserts it).
+
+    Time-limit cuts (:meth:`mark_truncated`) are kept beside the buffers,
+    in the masks' layout: ``truncated[t + 1]`` describes step ``t``.
     """
+
+    def __init__(self, numsteps: int, num_envs: int, *args: Any, **kwargs: Any) -> None:
+        super().__init__(numsteps, num_envs, *args, **kwargs)
+        self.truncated = torch.zeros(numsteps + 1, num_envs, 1, dtype=torch.bool)
+
+    def mark_truncated(self, truncated: Tensor, buffer_index: int = 0) -> None:
+        """Flags which envs' step just inserted (and advanced past) ended in a
+        time-limit cut; its return then bootstraps instead of stopping.
+
+        Args:
+            truncated: one flag per env of the buffer (all envs unless
+                double-buffered).
+            buffer_index: as in ``insert``.
+
+        Shapes:
+            truncated: ``[num_envs / nbuffers]`` or ``[num_envs / nbuffers, 1]``.
+        """
+        n = self._num_envs // self._nbuffers
+        envs = slice(buffer_index * n, (buffer_index + 1) * n)
+        row = self.current_rollout_step_idxs[buffer_index]
+        self.truncated[row, envs] = truncated.cpu().bool().view(n, 1)
+
+    def _truncation(self, num_steps: int, dones: Tensor) -> Dict[str, Tensor]:
+        """Cuts among the ``num_steps`` steps and the value to bootstrap there.
+
+        The observation after a cut is already the next episode's first, so
+        the value after the cut is approximated by the cut step's own value,
+        ``V(s_t)`` for ``V(s_{t+1})`` (Sample Factory's choice).
+        """
+        cut = self.truncated[1 : num_steps + 1].to(dones.device) & dones
+        if not bool(cut.any()):
+            return {}
+        return dict(truncated=cut, truncation_values=self.buffers["value_preds"][:num_steps])
 
     @g_timer.avg_time("rollout_storage.compute_returns", level=1)
     def compute_returns(
@@ -72,12 +111,14 @@ class LockstepRolloutStorage(RolloutStorage):
                 self.buffers["value_preds"][num_steps],
                 gamma=gamma,
                 gae_lambda=tau,  # habitat's `tau` is GAE's lambda
+                **self._truncation(num_steps, dones),
             )
         else:
             # Same upstream side effect as above, on the returns buffer.
             self.buffers["returns"][num_steps] = next_value
             returns = compute_discounted_returns(
-                rewards, dones, self.buffers["returns"][num_steps], gamma=gamma
+                rewards, dones, self.buffers["returns"][num_steps], gamma=gamma,
+                **self._truncation(num_steps, dones),
             )
         self.buffers["returns"][:num_steps] = returns
         # PPO's get_advantages normalises over every finite row of the

@@ -40,6 +40,7 @@ from habitat_ver.config.schema import (
 from habitat_ver.config.validate import ConfigError, validate
 from habitat_ver.distributed import requeue
 from habitat_ver.distributed.preemption import RolloutTracker
+from habitat_ver.system.truncation import truncated_from_info
 from habitat_ver.trainers.progress import RunProgress, RunSummary
 
 
@@ -208,6 +209,30 @@ class DDPPOTrainer(PPOTrainer):
                 break
         if self._rollout_tracker is not None:
             self._rollout_tracker.mark_done(self.num_updates_done)
+        return steps
+
+    def _collect_environment_result(self, buffer_index: int = 0) -> int:
+        """Upstream's, plus the step's time-limit cuts, read from each env's
+        info as upstream's loop receives it, into the storage."""
+        envs, cuts = self.envs, {}
+        wait, patched = envs.wait_step_at, "wait_step_at" in vars(envs)
+
+        def recording_wait(index: int) -> Any:
+            result = wait(index)
+            cuts[index] = truncated_from_info(result[3], result[2])
+            return result
+
+        envs.wait_step_at = recording_wait
+        try:
+            steps = super()._collect_environment_result(buffer_index)
+        finally:
+            if patched:
+                envs.wait_step_at = wait
+            else:
+                del envs.wait_step_at
+        mark = getattr(self._agent.rollouts, "mark_truncated", None)
+        if mark is not None:
+            mark(torch.tensor([cuts[i] for i in sorted(cuts)]), buffer_index)
         return steps
 
     def _coalesce_post_step(

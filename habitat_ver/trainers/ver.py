@@ -39,6 +39,7 @@ from habitat_ver.envs.builder import scenario_for
 from habitat_ver.envs.factory import env_builders
 from habitat_ver.system.reward_guard import NonFiniteRewards, max_nonfinite_rewards
 from habitat_ver.system.shared_buffers import record_episode_stats
+from habitat_ver.system.truncation import truncated_from_info_rows
 from habitat_ver.system.worker_pool import EnvWorkerPool
 from habitat_ver.trainers.ddppo import DDPPOTrainer
 from habitat_ver.trainers.ver_agent import VERAgentAccessMgr
@@ -153,9 +154,11 @@ class VERTrainer(DDPPOTrainer):
         rollouts = self._agent.rollouts if rollouts is None else rollouts
         policy = self._agent.actor_critic if policy is None else policy
         observations, rewards, dones, infos = self.envs.read(ids)
+        truncated = None
         if first:  # no step completes: rewards unused
             rewards = torch.zeros_like(rewards)
         else:
+            truncated = truncated_from_info_rows(ids, infos, self.envs.info_names, dones)
             rewards = self._nonfinite_rewards.clean(ids, rewards)
             self._record_episodes(ids, rewards, dones, infos)
         masks = torch.logical_not(dones).view(-1, 1)
@@ -170,7 +173,7 @@ class VERTrainer(DDPPOTrainer):
             ids, observations=batch, recurrent_hidden_states=hidden,
             prev_actions=prev_actions, masks=masks, actions=out.actions,
             action_log_probs=out.action_log_probs, value_preds=out.values,
-            rewards=rewards.view(-1, 1),
+            rewards=rewards.view(-1, 1), truncated=truncated,
         )
         self._hidden[ids] = out.rnn_hidden_states
         self._prev_actions[ids] = out.actions

@@ -14,6 +14,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from habitat_ver.common.checkpoint import ResumeStateFiles, load_checkpoint_file
 from habitat_ver.config.compose import get_config
 from habitat_ver.run import execute_exp
+from habitat_ver.trainers.ddppo import DDPPOTrainer
 
 from .conftest import run_overrides
 
@@ -104,3 +105,35 @@ def test_evaluate_runs_the_saved_checkpoint(out_dir):
     (reward,) = events.Scalars("eval_reward/average_reward")
     # CartPole pays 1 per step; episodes last between 8 and 500 steps.
     assert 8 <= reward.value <= 500
+
+
+def test_time_limit_cuts_reach_the_lockstep_storage(out_dir):
+    # Env 1's every 4th step is reported as gym's TimeLimit cut; the storage
+    # flags exactly those steps and bootstraps each from its own value.
+    config = get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=1))
+    trainer = DDPPOTrainer(config)
+    trainer._init_train()
+    wait, calls = trainer.envs.wait_step_at, [0]
+
+    def cut_every_4th_step_of_env_1(index):
+        obs, reward, done, info = wait(index)
+        if index == 1:
+            calls[0] += 1
+            if calls[0] % 4 == 0:
+                done, info = True, dict(info, **{"TimeLimit.truncated": True})
+        return obs, reward, done, info
+
+    trainer.envs.wait_step_at = cut_every_4th_step_of_env_1
+    try:
+        trainer._collect_rollout()
+        rollouts = trainer._agent.rollouts
+        cuts = rollouts.truncated[1 : NUM_STEPS + 1, :, 0]
+        assert cuts[:, 1].tolist() == [(t + 1) % 4 == 0 for t in range(NUM_STEPS)]
+        assert not cuts[:, 0].any()
+        gamma = config.habitat_baselines.rl.ppo.gamma
+        rollouts.compute_returns(torch.zeros(2, 1), True, gamma, 0.95)
+        buffers = rollouts.buffers
+        expected = buffers["rewards"][3, 1] + gamma * buffers["value_preds"][3, 1]
+        torch.testing.assert_close(buffers["returns"][3, 1], expected)
+    finally:
+        trainer.envs.close()

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 
+import gym
 import pytest
 import torch
 
@@ -244,6 +245,35 @@ def test_bad_max_nonfinite_rewards_is_named(out_dir):
         "habitat_baselines.rl.max_nonfinite_rewards=-1"])
     with pytest.raises(ConfigError, match=r"max_nonfinite_rewards=-1 .*integer >= 0"):
         VERTrainer(config)
+
+
+SHORT_CARTPOLE = "habitat_ver_test/ShortCartPole-v0"
+
+
+def test_time_limit_cuts_bootstrap_in_the_storage(out_dir):
+    # CartPole cut after 3 steps (never falls that soon): every episode end is
+    # gym's TimeLimit cut, and each cut step's return is r + gamma * V(s_t).
+    if SHORT_CARTPOLE not in gym.envs.registry.env_specs:
+        gym.register(SHORT_CARTPOLE, entry_point="gym.envs.classic_control:CartPoleEnv",
+                     max_episode_steps=3)
+    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2) + [
+        f"habitat.env_task_gym_id={SHORT_CARTPOLE}"])
+    trainer = VERTrainer(config)
+    trainer.serial_envs = True
+    trainer._init_train()
+    try:
+        trainer._collect_rollout()
+        rollouts = trainer._agent.rollouts
+        learnable = rollouts._slots["learnable"]
+        dones, cuts = rollouts._slots["dones"][learnable], rollouts._slots["truncated"][learnable]
+        assert int(dones.sum()) >= 8 and torch.equal(cuts, dones)
+        gamma = config.habitat_baselines.rl.ppo.gamma
+        rollouts.compute_returns(None, True, gamma, config.habitat_baselines.rl.ppo.tau)
+        slots = torch.nonzero(rollouts._slots["truncated"] & learnable).view(-1)
+        torch.testing.assert_close(rollouts.buffers["returns"][slots],
+                                   1.0 + gamma * rollouts.buffers["value_preds"][slots])
+    finally:
+        trainer.envs.close()
 
 
 class _RecordingTracker:
