@@ -58,6 +58,14 @@ class NaNRewardEnv(CountingEnv):
         return obs, (math.nan if self.count % 3 == 0 else reward), done, info
 
 
+class CutCountingEnv(CountingEnv):
+    """A CountingEnv whose episode ends are reported as gym's TimeLimit cuts."""
+
+    def step(self, action):
+        obs, reward, done, info = super().step(action)
+        return obs, reward, done, ({"TimeLimit.truncated": True} if done else info)
+
+
 def _worker(num_envs=4, num_workers=2, T=4, env_cls=CountingEnv, **kwargs):
     pool = RolloutWorkerPool(
         [(i, functools.partial(env_cls, i)) for i in range(num_envs)],
@@ -172,3 +180,25 @@ def test_failing_env_is_named_and_every_worker_is_gone(
     assert error.count("ERROR:") == 1
     assert processes_mentioning(str(marker_dir)) == []
     assert set(os.listdir("/dev/shm")) - shm_before == set()
+
+
+def test_time_limit_cuts_are_stored_with_the_trajectories():
+    # Env 1 reports its episode ends (every 5 steps) as time-limit cuts; env 0
+    # ends its episodes itself.
+    pool, worker, traj = _worker(
+        num_envs=2, num_workers=1, T=4,
+        env_cls=lambda i: CutCountingEnv(i) if i == 1 else CountingEnv(i))
+    pool.reset()
+    worker.publish(worker.policy.state_dict(), 0)
+    worker.start(pool.all_groups())
+    try:
+        full = [worker.take_full() for _ in range(6)]
+    finally:
+        pool.close()
+    batch = traj.batch(full)
+    for column, slot in enumerate(full):
+        ends = traj.dones[slot, :, 0]
+        cuts = batch["truncated"][:, column, 0]
+        assert cuts.tolist() == (ends.tolist() if int(traj.env_ids[slot]) == 1
+                                 else [False] * 4)
+    assert int(batch["truncated"].sum()) >= 2
