@@ -208,12 +208,15 @@ class VERTrainer(DDPPOTrainer):
         rollouts = self._agent.rollouts
         start = self.clock()
         self._start_rollout()
+        # Steps added to the preemption count so far: the first add also
+        # brings those collected during learning, which count towards S.
+        counted = 0
         while not rollouts.rollout_done:
             ids = self._admit(self._wait_ready())
             if ids:
-                before = rollouts.steps_collected
                 self._act(torch.tensor(ids, dtype=torch.long))
-                if self._preempted(rollouts.steps_collected - before):
+                new, counted = rollouts.steps_collected - counted, rollouts.steps_collected
+                if self._preempted(new):
                     break
         steps = rollouts.steps_collected
         # Steps collected while PPO learnt took that time too: without it the

@@ -1,6 +1,7 @@
 """The `ver` trainer on CartPole: variable rollouts, NoVER, inflight actions."""
 
 import os
+import queue
 import signal
 import subprocess
 import sys
@@ -282,12 +283,13 @@ class _RecordingTracker:
     target = None
 
     def __init__(self):
-        self.step_times = []
+        self.step_times, self.counted = [], []
 
     def publish(self, update, step_time, learn_time):
         self.step_times.append(step_time)
 
     def should_preempt(self, update, new_steps):
+        self.counted.append(new_steps)
         return False
 
     def plan_next(self, update):
@@ -335,6 +337,48 @@ def test_step_time_counts_the_time_of_steps_collected_while_learning(out_dir):
         assert sent[0] == before  # nothing left to collect after learning
         assert tracker.step_times[1] == pytest.approx(0.03)
         assert trainer.rollout_stats[1]["collect_s"] == pytest.approx(0.48)
+    finally:
+        trainer.envs.close()
+
+
+def test_steps_collected_while_learning_count_towards_the_preemption_target(out_dir):
+    # Learning ends once the overlapped collector has 8 steps of rollout 2;
+    # the rest come in the collection window. All 48 count towards VER's S
+    # (before: only the window's, 40 or fewer).
+    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2, num_envs=3) + [
+        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
+    trainer = VERTrainer(config)
+    trainer.serial_envs = True
+    trainer._init_train()
+    trainer._ver_tracker = tracker = _RecordingTracker()
+    try:
+        trainer._collect_rollout()
+        assert tracker.counted == []  # the first rollout is never preempted
+        update = trainer._agent.updater.update
+
+        wait_ready = trainer.envs.wait_ready
+
+        def nothing_ready(*args, **kwargs):
+            time.sleep(0.001)
+            raise queue.Empty
+
+        def update_once_8_steps_collected(rollouts):
+            nxt, deadline = trainer._agent._spare, time.monotonic() + 60
+            while nxt.steps_collected < 8 and time.monotonic() < deadline:
+                time.sleep(0.005)
+            trainer.envs.wait_ready = nothing_ready  # the collector idles while PPO learns
+            try:
+                return update(rollouts)
+            finally:
+                trainer.envs.wait_ready = wait_ready
+
+        trainer._agent.updater.update = update_once_8_steps_collected
+        trainer._learn(T * 3)
+        overlapped = trainer._agent.rollouts.steps_collected
+        assert 8 <= overlapped < T * 3
+        trainer._collect_rollout()
+        assert sum(tracker.counted) == T * 3
+        assert tracker.counted[0] >= overlapped
     finally:
         trainer.envs.close()
 
