@@ -72,8 +72,8 @@ class VERTrainer(DDPPOTrainer):
         # Seconds the overlapped collector spent filling the current rollout.
         self._overlap_collect_s = 0.0
         # Per rollout: fresh and stale steps, collection seconds (overlapped
-        # collection included), end time
-        # (epoch s), the previous learning time and VER's target S.
+        # collection included), end time (epoch s), the previous learning
+        # time and VER's target S.
         self.rollout_stats: List[Dict[str, Any]] = []
 
     # --------------------------------------------------------------- set-up
