@@ -313,7 +313,14 @@ class DDPPOTrainer(PPOTrainer):
         return self.num_steps_done / max(elapsed, 1e-9)
 
     def train(self) -> None:
-        """Train until the step/update budget is spent (or a stop signal)."""
+        """Train until the step/update budget is spent (or a stop signal).
+
+        Signal handlers and upstream's stop events are left as they were found.
+        """
+        with requeue.stop_handling():
+            self._train()
+
+    def _train(self) -> None:
         resume_state = self._resume_files().load()
         self._init_train(resume_state)
         requeue.install_stop_handlers()  # after upstream's (SLURM only) handlers
@@ -348,10 +355,12 @@ class DDPPOTrainer(PPOTrainer):
         """Returns True when a stop signal ended the run early."""
         while not self.is_done():
             self._agent.pre_rollout()
-            if self._should_save_resume_state():
+            saved = self._should_save_resume_state()
+            if saved:
                 self._save_resume_state()
             if self._stop_requested():
-                self._save_resume_state()
+                if not saved:  # a second write would make the `.prev` copy this one
+                    self._save_resume_state()
                 requeue.requeue()
                 return True
             steps = self._collect_rollout()

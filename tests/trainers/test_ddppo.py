@@ -11,9 +11,12 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from habitat_baselines.rl.ddppo.ddp_utils import EXIT
+
 from habitat_ver.common.checkpoint import ResumeStateFiles, load_checkpoint_file
 from habitat_ver.config.compose import get_config
-from habitat_ver.run import execute_exp
+from habitat_ver.distributed.requeue import STOP_SIGNALS
+from habitat_ver.run import execute_exp, get_trainer_class
 
 from .conftest import run_overrides
 
@@ -104,3 +107,50 @@ def test_evaluate_runs_the_saved_checkpoint(out_dir):
     (reward,) = events.Scalars("eval_reward/average_reward")
     # CartPole pays 1 per step; episodes last between 8 and 500 steps.
     assert 8 <= reward.value <= 500
+
+
+STOP_AFTER = 2  # updates before the in-process SIGTERM
+
+
+@pytest.fixture(scope="module")
+def sigterm_run(tmp_path_factory):
+    """A run that SIGTERMs itself after update 2, then a second run in the same
+    process; returns the first run's folder and the signal state around it."""
+    out = tmp_path_factory.mktemp("sigterm") / "run"
+    trainer = get_trainer_class("ddppo")(
+        get_config("gym/ddppo_cartpole", run_overrides(out, num_updates=10)))
+    learn = trainer._learn
+
+    def learn_then_signal(steps):
+        losses = learn(steps)
+        if trainer.num_updates_done == STOP_AFTER:
+            os.kill(os.getpid(), signal.SIGTERM)  # handled: stop after this update
+        return losses
+
+    trainer._learn = learn_then_signal
+    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    trainer.train()
+    after = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    exit_set = EXIT.is_set()
+    second = execute_exp(
+        get_config("gym/ddppo_cartpole", run_overrides(out.parent / "second", num_updates=2)),
+        "train")
+    return dict(out=out, first=trainer, before=before, after=after, exit_set=exit_set,
+                second=second)
+
+
+def test_sigterm_stop_keeps_the_previous_resume_state_as_prev(sigterm_run):
+    assert sigterm_run["first"].num_updates_done == STOP_AFTER
+    files = ResumeStateFiles(str(sigterm_run["out"] / "checkpoints"))
+    newest = load_checkpoint_file(files.path)["requeue_stats"]["num_updates_done"]
+    previous = load_checkpoint_file(files.previous_path)["requeue_stats"]["num_updates_done"]
+    # save_resume_state_interval=1: one write per update, so `.prev` is the
+    # state one update earlier, not a second copy of the newest.
+    assert (newest, previous) == (STOP_AFTER, STOP_AFTER - 1)
+
+
+def test_training_restores_signal_handlers_and_clears_the_stop_event(sigterm_run):
+    assert sigterm_run["after"] == sigterm_run["before"]
+    assert not sigterm_run["exit_set"]
+    # A second trainer in the same process is not stopped by the first's signal.
+    assert sigterm_run["second"].num_updates_done == 2
