@@ -28,9 +28,9 @@ from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer
 
 from habitat_ver.common.checkpoint import (
     ResumeStateFiles,
-    atomic_torch_save,
     config_to_plain,
     load_checkpoint_file,
+    save_checkpoint_file,
 )
 from habitat_ver.config.schema import (
     DistribPreemptionConfig,
@@ -97,8 +97,8 @@ class DDPPOTrainer(PPOTrainer):
         if extra_state is not None:
             checkpoint["extra_state"] = extra_state
         folder = self.config.habitat_baselines.checkpoint_folder
-        atomic_torch_save(checkpoint, f"{folder}/{file_name}")
-        atomic_torch_save(checkpoint, f"{folder}/latest.pth")
+        save_checkpoint_file(checkpoint, f"{folder}/{file_name}")
+        save_checkpoint_file(checkpoint, f"{folder}/latest.pth")
 
     def load_checkpoint(self, checkpoint_path: str, *args: Any, **kwargs: Any) -> Dict:
         """Safe load of our checkpoints and of upstream-format ones."""

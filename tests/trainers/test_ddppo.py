@@ -13,7 +13,11 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from habitat_baselines.rl.ddppo.ddp_utils import EXIT
 
-from habitat_ver.common.checkpoint import ResumeStateFiles, load_checkpoint_file
+from habitat_ver.common.checkpoint import (
+    ResumeStateFiles,
+    UnusableResumeStateError,
+    load_checkpoint_file,
+)
 from habitat_ver.config.compose import get_config
 from habitat_ver.distributed.requeue import STOP_SIGNALS
 from habitat_ver.run import execute_exp, get_trainer_class
@@ -154,3 +158,16 @@ def test_training_restores_signal_handlers_and_clears_the_stop_event(sigterm_run
     assert not sigterm_run["exit_set"]
     # A second trainer in the same process is not stopped by the first's signal.
     assert sigterm_run["second"].num_updates_done == 2
+
+
+def test_run_refuses_to_start_over_when_both_resume_states_are_corrupt(out_dir):
+    folder = out_dir / "checkpoints"
+    folder.mkdir(parents=True)
+    (folder / "ckpt.0.pth").write_bytes(b"the old run's first checkpoint")
+    for name in ("resume-state.pth", "resume-state.prev.pth"):
+        (folder / name).write_bytes(b"PK\x03\x04 not a whole zip")
+    trainer = get_trainer_class("ddppo")(
+        get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=1)))
+    with pytest.raises(UnusableResumeStateError, match="resume-state.prev.pth"):
+        trainer.train()
+    assert (folder / "ckpt.0.pth").read_bytes() == b"the old run's first checkpoint"
