@@ -37,6 +37,7 @@ from habitat_ver.config.schema import (
     ProgressConfig,
     section_or_default,
 )
+from habitat_ver.config.stored import with_current_code
 from habitat_ver.config.validate import ConfigError, validate
 from habitat_ver.distributed import requeue
 from habitat_ver.distributed.preemption import RolloutTracker
@@ -103,6 +104,14 @@ class DDPPOTrainer(PPOTrainer):
     def load_checkpoint(self, checkpoint_path: str, *args: Any, **kwargs: Any) -> Dict:
         """Safe load of our checkpoints and of upstream-format ones."""
         return load_checkpoint_file(checkpoint_path)
+
+    def _get_resume_state_config_or_new_config(self, resume_state_config: Any) -> Any:
+        """Upstream's choice between the stored and the current config, but the
+        code to run (``_target_`` nodes, imported modules) is always this run's."""
+        config = super()._get_resume_state_config_or_new_config(resume_state_config)
+        if config is None:
+            return config
+        return with_current_code(config, self.config)
 
     # ----------------------------------------------------------- resume state
     def _resume_files(self) -> ResumeStateFiles:

@@ -17,6 +17,7 @@ from habitat_ver.common.checkpoint import (
     ResumeStateFiles,
     UnusableResumeStateError,
     load_checkpoint_file,
+    save_checkpoint_file,
 )
 from habitat_ver.config.compose import get_config
 from habitat_ver.distributed.requeue import STOP_SIGNALS
@@ -171,3 +172,29 @@ def test_run_refuses_to_start_over_when_both_resume_states_are_corrupt(out_dir):
     with pytest.raises(UnusableResumeStateError, match="resume-state.prev.pth"):
         trainer.train()
     assert (folder / "ckpt.0.pth").read_bytes() == b"the old run's first checkpoint"
+
+
+def test_checkpoint_config_cannot_choose_code_to_run_at_evaluation(out_dir, tmp_path):
+    execute_exp(get_config("gym/ddppo_cartpole", run_overrides(out_dir, 1)), "train")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    # A clean, weights_only-loadable checkpoint (checksum included) whose
+    # stored config asks Hydra to call open(victim, "w").
+    state = torch.load(str(out_dir / "checkpoints" / "latest.pth"), weights_only=True)
+    state.pop("habitat_ver_checksum")
+    state["config"]["habitat_baselines"]["vector_env_factory"] = {
+        "_target_": "builtins.open", "file": str(victim), "mode": "w"}
+    evil = out_dir / "evil.pth"
+    save_checkpoint_file(state, str(evil))
+    eval_config = get_config(
+        "gym/ddppo_cartpole",
+        run_overrides(out_dir)
+        + [f"habitat_baselines.eval_ckpt_path_dir={evil}",
+           "habitat_baselines.test_episode_count=2", "habitat_baselines.evaluate=True"],
+    )
+    assert eval_config.habitat_baselines.load_resume_state_config  # upstream's default
+    execute_exp(eval_config, "eval")  # with this run's env factory
+    assert victim.read_text() == "precious"
+    events = EventAccumulator(str(out_dir / "tb"))
+    events.Reload()
+    assert len(events.Scalars("eval_reward/average_reward")) == 1
