@@ -7,8 +7,9 @@ whose config says ``vector_env_factory: {_target_: builtins.open, ...}`` would
 open (create, truncate) any file.  Loading with ``weights_only`` does not help,
 the config is plain data.  So every node of the stored config that names a
 ``_target_`` is replaced by the current config's node at the same place, and
-so are the keys that name modules to import; the stored config keeps every
-other setting.
+so are the keys that name modules to import; a gym id in gym's
+``module:EnvId`` form (gym imports the module) is refused unless the current
+config names the same.  The stored config keeps every other setting.
 """
 
 import copy
@@ -22,6 +23,8 @@ from habitat_ver.config.validate import ConfigError
 TARGET_KEY = "_target_"
 # Keys, besides `_target_` nodes, whose values name code to import.
 IMPORT_KEYS = ("habitat.env_task_gym_dependencies",)
+# Keys holding gym ids (one or a list); "module:EnvId" makes gym import module.
+GYM_ID_KEYS = ("habitat.env_task_gym_id", "habitat_baselines.embedded_env.scenarios")
 _ABSENT = object()
 
 
@@ -46,6 +49,25 @@ def _current_node(current: DictConfig, path: str) -> Any:
     return OmegaConf.select(current, path, default=_ABSENT, throw_on_missing=False)
 
 
+def _gym_ids(config: DictConfig, key: str) -> List[str]:
+    value = _current_node(config, key)
+    if value is _ABSENT or value is None:
+        return []
+    return [str(v) for v in value] if OmegaConf.is_list(value) else [str(value)]
+
+
+def _check_gym_ids(stored: DictConfig, current: DictConfig) -> None:
+    for key in GYM_ID_KEYS:
+        allowed = set(_gym_ids(current, key))
+        for gym_id in _gym_ids(stored, key):
+            if ":" in gym_id and gym_id not in allowed:
+                raise UntrustedConfigError(
+                    f"{key}={gym_id!r} in the checkpoint's stored config is not "
+                    "allowed: the 'module:' part makes gym import that module, and a "
+                    "checkpoint cannot choose code to run; set it in this run's "
+                    "config or set habitat_baselines.load_resume_state_config=False")
+
+
 def with_current_code(stored: DictConfig, current: DictConfig) -> DictConfig:
     """``stored`` with its code choices taken from ``current``.
 
@@ -59,8 +81,10 @@ def with_current_code(stored: DictConfig, current: DictConfig) -> DictConfig:
 
     Raises:
         UntrustedConfigError: ``stored`` names a ``_target_`` at a place where
-            ``current`` has no node to take instead.
+            ``current`` has no node to take instead, or a ``module:`` gym id
+            that ``current`` does not name.
     """
+    _check_gym_ids(stored, current)
     plain = OmegaConf.to_container(stored, resolve=False)
     targets: List[Tuple[str, Any]] = list(_target_paths(plain, ""))
     result = copy.deepcopy(stored)

@@ -56,3 +56,27 @@ def test_target_where_the_current_config_has_none_is_refused_by_name():
                        match=r"habitat_baselines.extra_hook._target_='shutil.rmtree'.*"
                              r"load_resume_state_config=False"):
         with_current_code(stored, _current())
+
+
+@pytest.mark.parametrize("key, bad", [
+    ("env_task_gym_id", "antigravity:CartPole-v1"),
+    ("scenarios", ["CartPole-v1", "antigravity:CartPole-v1"]),
+])
+def test_gym_id_naming_a_module_is_refused_unless_the_current_config_names_it(key, bad):
+    current = _current()
+    current.habitat.env_task_gym_id = "CartPole-v1"
+    current.habitat_baselines.embedded_env = {"scenarios": []}
+    stored = OmegaConf.to_container(current)
+    if key == "scenarios":
+        stored["habitat_baselines"]["embedded_env"]["scenarios"] = bad
+    else:
+        stored["habitat"][key] = bad
+    stored = plain_to_config(stored)
+    with pytest.raises(UntrustedConfigError, match="antigravity:CartPole-v1.*import"):
+        with_current_code(stored, current)
+    # The same id chosen by this run's own config is this run's choice.
+    if key == "scenarios":
+        current.habitat_baselines.embedded_env.scenarios = bad
+    else:
+        current.habitat[key] = bad
+    with_current_code(stored, current)
