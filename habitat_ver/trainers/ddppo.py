@@ -28,15 +28,16 @@ from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer
 
 from habitat_ver.common.checkpoint import (
     ResumeStateFiles,
-    atomic_torch_save,
     config_to_plain,
     load_checkpoint_file,
+    save_checkpoint_file,
 )
 from habitat_ver.config.schema import (
     DistribPreemptionConfig,
     ProgressConfig,
     section_or_default,
 )
+from habitat_ver.config.stored import with_current_code
 from habitat_ver.config.validate import ConfigError, validate
 from habitat_ver.distributed import requeue
 from habitat_ver.distributed.preemption import RolloutTracker
@@ -98,12 +99,20 @@ class DDPPOTrainer(PPOTrainer):
         if extra_state is not None:
             checkpoint["extra_state"] = extra_state
         folder = self.config.habitat_baselines.checkpoint_folder
-        atomic_torch_save(checkpoint, f"{folder}/{file_name}")
-        atomic_torch_save(checkpoint, f"{folder}/latest.pth")
+        save_checkpoint_file(checkpoint, f"{folder}/{file_name}")
+        save_checkpoint_file(checkpoint, f"{folder}/latest.pth")
 
     def load_checkpoint(self, checkpoint_path: str, *args: Any, **kwargs: Any) -> Dict:
         """Safe load of our checkpoints and of upstream-format ones."""
         return load_checkpoint_file(checkpoint_path)
+
+    def _get_resume_state_config_or_new_config(self, resume_state_config: Any) -> Any:
+        """Upstream's choice between the stored and the current config, but the
+        code to run (``_target_`` nodes, imported modules) is always this run's."""
+        config = super()._get_resume_state_config_or_new_config(resume_state_config)
+        if config is None:
+            return config
+        return with_current_code(config, self.config)
 
     # ----------------------------------------------------------- resume state
     def _resume_files(self) -> ResumeStateFiles:
@@ -338,7 +347,14 @@ class DDPPOTrainer(PPOTrainer):
         return self.num_steps_done / max(elapsed, 1e-9)
 
     def train(self) -> None:
-        """Train until the step/update budget is spent (or a stop signal)."""
+        """Train until the step/update budget is spent (or a stop signal).
+
+        Signal handlers and upstream's stop events are left as they were found.
+        """
+        with requeue.stop_handling():
+            self._train()
+
+    def _train(self) -> None:
         resume_state = self._resume_files().load()
         self._init_train(resume_state)
         requeue.install_stop_handlers()  # after upstream's (SLURM only) handlers
@@ -373,10 +389,12 @@ class DDPPOTrainer(PPOTrainer):
         """Returns True when a stop signal ended the run early."""
         while not self.is_done():
             self._agent.pre_rollout()
-            if self._should_save_resume_state():
+            saved = self._should_save_resume_state()
+            if saved:
                 self._save_resume_state()
             if self._stop_requested():
-                self._save_resume_state()
+                if not saved:  # a second write would make the `.prev` copy this one
+                    self._save_resume_state()
                 requeue.requeue()
                 return True
             steps = self._collect_rollout()
