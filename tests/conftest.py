@@ -22,5 +22,5 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason=SIM_SKIP_REASON)
     for item in items:
-        if "sim" in item.keywords:
+        if item.get_closest_marker("sim") is not None:
             item.add_marker(skip)
