@@ -5,8 +5,10 @@ registers every trainer, storage, updater and policy with habitat-baselines'
 registry (see :mod:`habitat_ver.registration`).  Nothing else runs at import.
 """
 
+from habitat_ver.compat import llvm_order as _llvm_order
 from habitat_ver.compat import sim_free as _sim_free
 
+_llvm_order.load_triton_first()  # before habitat-sim: see compat/llvm_order.py
 _sim_free.activate()
 
 from habitat_ver import registration as _registration  # noqa: E402

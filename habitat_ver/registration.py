@@ -86,8 +86,11 @@ def _register_habitat_classes() -> None:
     from habitat.core.registry import registry
 
     from habitat_ver.envs.no_episodes import DATASET_NAME, NoEpisodesDataset
+    from habitat_ver.skills.geodesic import TargetGoalGeodesicSensor, TargetStartGeodesicSensor
 
     _register(registry.mapping["dataset"], "dataset", DATASET_NAME, NoEpisodesDataset)
+    for sensor in (TargetStartGeodesicSensor, TargetGoalGeodesicSensor):
+        _register(registry.mapping["sensor"], "sensor", sensor.__name__, sensor)
 
 
 def _registrations():

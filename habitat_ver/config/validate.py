@@ -51,10 +51,18 @@ def validate_simulator_available(config: Any) -> None:
     """In sim-free mode, refuse configs that need habitat-sim, naming it."""
     env_task = config.habitat.env_task
     if sim_free.is_active() and env_task != "GymRegistryEnv":
-        raise sim_free.HabitatSimRequiredError(
+        what = (
             f"This config runs habitat.env_task={env_task!r} with simulator "
             f"{config.habitat.simulator.type!r}"
         )
+        from habitat_ver.config import hab_data
+
+        if hab_data.is_rearrange_config(config):
+            missing = hab_data.missing_hab_data(config)
+            if missing:
+                # Both are needed; the download command itself needs habitat-sim.
+                what += f", and its {hab_data.describe_missing(missing)}"
+        raise sim_free.HabitatSimRequiredError(what)
 
 
 def validate_gym_id(config: Any) -> None:
@@ -232,6 +240,9 @@ def validate(config: Any) -> None:
     """All checks; call before building environments."""
     validate_known_keys(config)
     validate_simulator_available(config)
+    from habitat_ver.config.hab_data import check_hab_data
+
+    check_hab_data(config)
     validate_training(config)
     validate_ver(config)
     validate_gym_id(config)

@@ -14,6 +14,11 @@ target.  Upstream's ``NavSkillPolicy`` copies the whole multi-target vector
 into that two-value key, which only fits single-target tasks, and needs an
 ``AddVirtualKeys`` observation transform; here the key is built directly, so
 no transform is configured.
+
+With ``skill_data.geodesic_stop_mask: true`` the distance that masks stop is
+the navmesh geodesic one from :mod:`habitat_ver.skills.geodesic`'s sensors
+(``ver_obj_start_geodesic`` / ``ver_obj_goal_geodesic``) instead of the polar
+sensors' straight line.
 """
 
 from typing import Dict, List
@@ -32,6 +37,7 @@ from habitat_baselines.rl.hrl.skills.nav import NavSkillPolicy
 from habitat_baselines.rl.hrl.skills.nn_skill import truncate_obs_space
 from torch import Tensor
 
+from habitat_ver.skills.geodesic import TargetGoalGeodesicSensor, TargetStartGeodesicSensor
 from habitat_ver.skills.loading import VERSkillLoader
 from habitat_ver.skills.stop_mask import (
     DEFAULT_MAX_STOP_DISTANCE,
@@ -41,6 +47,8 @@ from habitat_ver.skills.stop_mask import (
 
 START_KEY = TargetStartGpsCompassSensor.cls_uuid
 GOAL_KEY = TargetGoalGpsCompassSensor.cls_uuid
+GEODESIC_START_KEY = TargetStartGeodesicSensor.cls_uuid
+GEODESIC_GOAL_KEY = TargetGoalGeodesicSensor.cls_uuid
 # Values per target in habitat-lab's GPS+compass sensors: [rho, -phi].
 POLAR_DIM = 2
 
@@ -71,6 +79,7 @@ class VERNavSkill(VERSkillLoader, NavSkillPolicy):
         super().__init__(*args, **kwargs)
         self._goal_key = _goal_key(self._config)
         self._max_stop_distance = max_stop_distance_of(self._config)
+        self._geodesic = bool(self._config.skill_data.get("geodesic_stop_mask", False))
         self.num_masked_stops = 0
 
     @classmethod
@@ -101,7 +110,10 @@ class VERNavSkill(VERSkillLoader, NavSkillPolicy):
     def required_obs_keys(self) -> List[str]:
         drop = {self._goal_key, NavGoalPointGoalSensor.cls_uuid}
         keys = [k for k in super().required_obs_keys if k not in drop]
-        return list(dict.fromkeys(keys + [START_KEY, GOAL_KEY]))
+        keys += [START_KEY, GOAL_KEY]
+        if self._geodesic:
+            keys += [GEODESIC_START_KEY, GEODESIC_GOAL_KEY]
+        return list(dict.fromkeys(keys))
 
     def target_polar(self, observations, cur_batch_idx: List[int]) -> Tensor:
         """The current target's ``[rho, -phi]`` for each env.  ``[B, 2]``."""
@@ -110,6 +122,17 @@ class VERNavSkill(VERSkillLoader, NavSkillPolicy):
             args = self._cur_skill_args[env_i]
             source = GOAL_KEY if args.is_target else START_KEY
             rows.append(observations[source][i].view(-1, POLAR_DIM)[args.obj_idx])
+        return torch.stack(rows)
+
+    def target_distance(self, observations, cur_batch_idx: List[int]) -> Tensor:
+        """Metres to the current target for each env (geodesic or straight).  ``[B]``."""
+        if not self._geodesic:
+            return polar_distance(self.target_polar(observations, cur_batch_idx))
+        rows = []
+        for i, env_i in enumerate(cur_batch_idx):
+            args = self._cur_skill_args[env_i]
+            source = GEODESIC_GOAL_KEY if args.is_target else GEODESIC_START_KEY
+            rows.append(observations[source][i].view(-1)[args.obj_idx])
         return torch.stack(rows)
 
     def _get_filtered_obs(self, observations, cur_batch_idx) -> TensorDict:
@@ -132,7 +155,7 @@ class VERNavSkill(VERSkillLoader, NavSkillPolicy):
             cur_batch_idx, deterministic,
         )
         actions = action_data.actions
-        distance = polar_distance(self.target_polar(observations, cur_batch_idx))
+        distance = self.target_distance(observations, cur_batch_idx)
         stop, was_masked = mask_stop(
             actions[:, self._stop_action_idx],
             distance.to(actions.device, actions.dtype),

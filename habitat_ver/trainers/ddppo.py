@@ -32,6 +32,9 @@ from habitat_ver.common.checkpoint import (
     load_checkpoint_file,
     save_checkpoint_file,
 )
+from habitat_ver.common.usage import exit_with_usage_error
+from habitat_ver.compat.sim_free import HabitatSimRequiredError
+from habitat_ver.config.hab_data import HabitatDataMissingError
 from habitat_ver.config.schema import (
     DistribPreemptionConfig,
     ProgressConfig,
@@ -54,7 +57,11 @@ class DDPPOTrainer(PPOTrainer):
     SUPPORTED_PREEMPTION = ("none", "ddppo")
 
     def __init__(self, config: Any = None):
-        validate(config)
+        try:
+            validate(config)
+        except (HabitatSimRequiredError, HabitatDataMissingError) as error:
+            # One line and exit 2 under habitat_baselines.run too (no traceback).
+            exit_with_usage_error(error)
         super().__init__(config)
         self.preemption_policy()  # refuse a policy this trainer lacks, before any env
         self._rollout_tracker: Optional[RolloutTracker] = None

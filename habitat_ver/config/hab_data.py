@@ -1,0 +1,161 @@
+"""The downloaded data a rearrangement (HAB) config needs, and what fetches it.
+
+habitat-lab's rearrangement tasks read ReplicaCAD, the YCB objects, the Fetch
+robot and the episode files from disk; none of them ships with habitat-sim or
+habitat-lab.  Without them a run ends deep inside habitat-lab's dataset loader
+or the simulator.  :func:`check_hab_data` looks for every path the config
+names before any environment is built and reports, in one line, each missing
+data folder and the ``python -m habitat_sim.utils.datasets_download`` command
+that fetches it.
+
+The table below is habitat-sim 0.3.3's ``datasets_download`` (``link`` of each
+uid, relative to its ``--data-path``); a test compares it with the installed
+module where habitat-sim is present.
+"""
+
+import os
+from typing import Any, Iterator, List, NamedTuple, Optional, Tuple
+
+from habitat_ver.config.validate import ConfigError
+
+# uid -> folder it fills, relative to datasets_download's --data-path, and
+# what it is (for the message).  Only the uids rearrangement configs use.
+DATA_SOURCES = {
+    "replica_cad_dataset": ("replica_cad", "ReplicaCAD scenes"),
+    "ycb": ("objects/ycb", "YCB objects"),
+    "hab_fetch": ("robots/hab_fetch", "Fetch robot"),
+    "hab_spot_arm": ("robots/hab_spot_arm", "Spot robot"),
+    "hab_stretch": ("robots/hab_stretch", "Stretch robot"),
+    "habitat_humanoids": ("humanoids/humanoid_data", "humanoids"),
+    "rearrange_dataset_v2": ("datasets/replica_cad/rearrange", "HAB rearrangement episodes"),
+    "rearrange_pick_dataset_v0": (
+        "datasets/rearrange_pick/replica_cad/v0", "rearrange pick episodes"),
+    "hab2_bench_assets": ("hab2_bench_assets", "HAB2 benchmark assets"),
+}
+DOWNLOAD_MODULE = "habitat_sim.utils.datasets_download"
+
+
+class MissingData(NamedTuple):
+    """One path a config needs that is not on disk.
+
+    Attributes:
+        key: the config key naming it.
+        path: the path as configured.
+        uid: the ``datasets_download`` uid that provides it (None if unknown).
+        folder: the folder that uid fills (the path itself if unknown).
+        data_path: ``--data-path`` for the download (the folder above the uid's).
+    """
+
+    key: str
+    path: str
+    uid: Optional[str]
+    folder: str
+    data_path: Optional[str]
+
+
+class HabitatDataMissingError(ConfigError):
+    """A rearrangement config names data that has not been downloaded."""
+
+
+def source_of(path: str) -> Tuple[Optional[str], str, Optional[str]]:
+    """``(uid, folder, data_path)`` of the download that provides ``path``.
+
+    The uid's folder must appear in ``path`` as whole path components, e.g.
+    ``data/robots/hab_fetch/robots/hab_suction.urdf`` -> ``hab_fetch``, folder
+    ``data/robots/hab_fetch``, data path ``data/``.  The longest match wins
+    (the episodes live under ``datasets/replica_cad``, not ``replica_cad``).
+    """
+    parts = os.path.normpath(path).split(os.sep)
+    best = (None, path, None)
+    best_len = 0
+    for uid, (link, _) in DATA_SOURCES.items():
+        link_parts = link.split("/")
+        n = len(link_parts)
+        for start in range(len(parts) - n + 1):
+            if parts[start:start + n] == link_parts and n > best_len:
+                root = os.sep.join(parts[:start])
+                folder = os.path.join(root, link) if root else link
+                best = (uid, folder, (root or ".") + os.sep)
+                best_len = n
+    return best
+
+
+def needed_paths(config: Any) -> Iterator[Tuple[str, str]]:
+    """``(key, path)`` of every data path a habitat config reads from disk."""
+    habitat = config.habitat
+    dataset = habitat.dataset
+    split = dataset.split
+    baselines = config.get("habitat_baselines")
+    if baselines is not None and baselines.evaluate:
+        # habitat-baselines evaluates on habitat_baselines.eval.split.
+        split = baselines.eval.split
+    yield "habitat.dataset.data_path", dataset.data_path.format(split=split)
+    if dataset.get("scenes_dir"):
+        yield "habitat.dataset.scenes_dir", dataset.scenes_dir
+    simulator = habitat.simulator
+    for i, path in enumerate(simulator.get("additional_object_paths") or []):
+        yield f"habitat.simulator.additional_object_paths[{i}]", path
+    for name, agent in simulator.agents.items():
+        prefix = f"habitat.simulator.agents.{name}."
+        for field in ("articulated_agent_urdf", "motion_data_path"):
+            if agent.get(field):
+                yield prefix + field, agent[field]
+
+
+def missing_hab_data(config: Any) -> List[MissingData]:
+    """Every configured data path that does not exist, with its download."""
+    missing = []
+    for key, path in needed_paths(config):
+        if not os.path.exists(path):
+            uid, folder, data_path = source_of(path)
+            missing.append(MissingData(key, path, uid, folder, data_path))
+    return missing
+
+
+def download_command(missing: List[MissingData]) -> Optional[str]:
+    """The ``datasets_download`` command line fetching every known uid."""
+    uids = list(dict.fromkeys(m.uid for m in missing if m.uid is not None))
+    if not uids:
+        return None
+    roots = list(dict.fromkeys(m.data_path for m in missing if m.uid is not None))
+    # Several roots only when the config mixes them; each uid goes to its own.
+    if len(roots) > 1:
+        return " && ".join(
+            download_command([m for m in missing if m.data_path == root])
+            for root in roots
+        )
+    return f"python -m {DOWNLOAD_MODULE} --uids {' '.join(uids)} --data-path {roots[0]}"
+
+
+def describe_missing(missing: List[MissingData]) -> str:
+    """One line: the missing folders, what they are, and the command."""
+    folders = []
+    for m in missing:
+        if m.uid is None:
+            text = f"{m.path} ({m.key}; no known download)"
+        else:
+            text = f"{m.folder}/ ({DATA_SOURCES[m.uid][1]}, uid {m.uid})"
+        if text not in folders:
+            folders.append(text)
+    line = f"rearrangement data is missing (relative to {os.getcwd()}): {', '.join(folders)}"
+    command = download_command(missing)
+    if command is not None:
+        line += f"; fetch it with `{command}`"
+    return line
+
+
+def is_rearrange_config(config: Any) -> bool:
+    """True for configs whose env runs habitat-lab's rearrangement dataset."""
+    return (
+        config.habitat.env_task != "GymRegistryEnv"
+        and str(config.habitat.dataset.type).startswith("RearrangeDataset")
+    )
+
+
+def check_hab_data(config: Any) -> None:
+    """Raise :class:`HabitatDataMissingError` if a rearrange config's data is missing."""
+    if not is_rearrange_config(config):
+        return
+    missing = missing_hab_data(config)
+    if missing:
+        raise HabitatDataMissingError(describe_missing(missing))

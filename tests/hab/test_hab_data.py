@@ -1,0 +1,145 @@
+"""Rearrangement configs without their data: one line naming the folders and the
+``datasets_download`` command, exit 2, on both command lines and in both modes."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from habitat_ver.config.compose import config_names, get_config
+from habitat_ver.config.hab_data import (
+    DATA_SOURCES,
+    HabitatDataMissingError,
+    check_hab_data,
+    missing_hab_data,
+    source_of,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+HIDE_SIM = Path(__file__).with_name("run_without_habitat_sim.py")
+HAB_CONFIGS = [n for n in config_names() if n.startswith(("rearrange/", "hab/"))]
+# Every rearrange/* and hab/* config reads these four downloads, in this order.
+FOLDERS = [
+    "data/datasets/replica_cad/rearrange/ (HAB rearrangement episodes, uid rearrange_dataset_v2)",
+    "data/replica_cad/ (ReplicaCAD scenes, uid replica_cad_dataset)",
+    "data/objects/ycb/ (YCB objects, uid ycb)",
+    "data/robots/hab_fetch/ (Fetch robot, uid hab_fetch)",
+]
+COMMAND = ("`python -m habitat_sim.utils.datasets_download --uids rearrange_dataset_v2 "
+           "replica_cad_dataset ycb hab_fetch --data-path data/`")
+
+
+def test_hab_configs_are_all_found():
+    # 10 skills + 6 scenarios; a new config is covered automatically.
+    assert len(HAB_CONFIGS) == 16
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("data/robots/hab_fetch/robots/hab_suction.urdf",
+     ("hab_fetch", "data/robots/hab_fetch", "data/")),
+    # The episodes are under datasets/replica_cad/, not ReplicaCAD's replica_cad/.
+    ("/big/disk/data/datasets/replica_cad/rearrange/v2/train/rearrange_easy.json.gz",
+     ("rearrange_dataset_v2", "/big/disk/data/datasets/replica_cad/rearrange", "/big/disk/data/")),
+    ("replica_cad/", ("replica_cad_dataset", "replica_cad", "./")),
+    ("data/somewhere/else.json", (None, "data/somewhere/else.json", None)),
+])
+def test_source_of_maps_paths_to_uids(path, expected):
+    assert source_of(path) == expected
+
+
+@pytest.mark.parametrize("name", HAB_CONFIGS)
+def test_every_hab_config_names_the_missing_folders_and_uids(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = get_config(name)
+    with pytest.raises(HabitatDataMissingError) as raised:
+        check_hab_data(config)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message == (f"rearrangement data is missing (relative to {tmp_path}): "
+                       f"{', '.join(FOLDERS)}; fetch it with {COMMAND}")
+
+
+def _make_data(root: Path, config, skip: str = "") -> None:
+    """Create every path ``config`` reads, except those under ``skip``."""
+    for m in missing_hab_data(config):
+        if skip and m.path.startswith(skip):
+            continue
+        path = root / m.path
+        if m.path.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("")
+
+
+def test_only_the_missing_download_is_named(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = get_config("rearrange/ver_open_fridge")
+    _make_data(tmp_path, config, skip="data/robots/")
+    with pytest.raises(HabitatDataMissingError, match=(
+            r"data/robots/hab_fetch/ \(Fetch robot, uid hab_fetch\); fetch it with "
+            r"`python -m habitat_sim\.utils\.datasets_download --uids hab_fetch "
+            r"--data-path data/`$")):
+        check_hab_data(config)
+    _make_data(tmp_path, config)
+    check_hab_data(config)  # everything there: no error
+
+
+def test_the_val_split_file_is_the_one_checked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = get_config("hab/tidy_house")
+    _make_data(tmp_path, config)
+    check_hab_data(config)
+    os.remove("data/datasets/replica_cad/rearrange/v2/val/tidy_house_10k_1k.json.gz")
+    with pytest.raises(HabitatDataMissingError, match="--uids rearrange_dataset_v2 --data-path"):
+        check_hab_data(config)
+
+
+def test_embedded_env_configs_are_not_checked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    check_hab_data(get_config("gym/ddppo_cartpole"))
+
+
+@pytest.mark.sim
+def test_table_matches_the_installed_datasets_download():
+    from habitat_sim.utils import datasets_download
+
+    datasets_download.initialize_test_data_sources(data_path="data/")  # fills a global
+    for uid, (link, _) in DATA_SOURCES.items():
+        assert datasets_download.data_sources[uid]["link"] == "data/" + link, uid
+
+
+def _run_cli(runner, module: str, config_name: str, cwd: Path) -> subprocess.CompletedProcess:
+    # PYTHONPATH: an editable install exposes the hydra_plugins namespace
+    # package to Hydra's plugin discovery only from the repository folder.
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, *runner, module, f"--config-name={config_name}"],
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+
+
+def _assert_data_error(done, program: str, cwd: Path) -> str:
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    lines = [l for l in done.stderr.splitlines() if l.startswith(f"{program}: error:")]
+    assert len(lines) == 1, done.stderr[-3000:]
+    assert f"rearrangement data is missing (relative to {cwd}): {', '.join(FOLDERS)}; " \
+           f"fetch it with {COMMAND}" in lines[0]
+    return lines[0]
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("module, name", [
+    ("habitat_ver.run", "rearrange/ver_pick"),
+    ("habitat_baselines.run", "hab/tidy_house"),
+])
+def test_cli_with_the_real_simulator_reports_missing_data(module, name, tmp_path):
+    line = _assert_data_error(_run_cli(["-m"], module, name, tmp_path), module, tmp_path)
+    assert "habitat-sim is not installed" not in line
+
+
+def test_cli_in_sim_free_mode_names_habitat_sim_and_the_data(tmp_path):
+    done = _run_cli([str(HIDE_SIM)], "habitat_ver.run", "rearrange/ver_open_fridge", tmp_path)
+    line = _assert_data_error(done, "habitat_ver.run", tmp_path)
+    assert "'RearrangeSim-v0'" in line and "conda install habitat-sim" in line
