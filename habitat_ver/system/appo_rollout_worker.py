@@ -16,6 +16,7 @@ total (:meth:`RolloutWorkerPool.close`), also after a failure, whose report
 names the env index and carries its traceback.
 """
 
+import atexit
 import enum
 import multiprocessing as mp
 import os
@@ -208,6 +209,7 @@ class RolloutWorkerPool:
         context.set_forkserver_preload(["habitat_ver"])
         self._reports = context.Queue()
         self._commands = [context.SimpleQueue() for _ in chunks]
+        atexit.register(self.close)  # also on any exit path (workers ignore SIGTERM)
         for w, chunk in enumerate(chunks):
             process = context.Process(
                 target=init_process,
@@ -303,6 +305,7 @@ class RolloutWorkerPool:
         if self._closed:
             return
         self._closed = True
+        atexit.unregister(self.close)
         for hook in self.close_hooks:
             hook()
         if self._serial:

@@ -11,6 +11,7 @@ also after a worker failed (the error names the env, its scenario and the
 worker's traceback).
 """
 
+import atexit
 import collections
 import multiprocessing as mp
 import os
@@ -99,6 +100,9 @@ class EnvWorkerPool:
         context.set_forkserver_preload(["habitat_ver"])
         self._reports = context.Queue()
         self._commands = [context.SimpleQueue() for _ in make_envs]
+        # Whatever ends the process, close first: multiprocessing's own exit
+        # handler only terminates daemons, and ours ignore SIGTERM.
+        atexit.register(self.close)
         for index, make in enumerate(make_envs):
             process = context.Process(
                 target=init_process,
@@ -237,6 +241,7 @@ class EnvWorkerPool:
         if self._closed:
             return
         self._closed = True
+        atexit.unregister(self.close)
         if self._serial:
             for stepper in self._steppers:
                 stepper.env.close()
