@@ -20,6 +20,7 @@ workers ignore stop signals (the trainer stops them) and exit when the trainer
 is gone.
 """
 
+import atexit
 import functools
 import os
 import time
@@ -113,6 +114,9 @@ class GuardedVectorEnv(VectorEnv):
             read_fn.read_fn = functools.partial(self._receive, read_fn.rank, connection)
             # Kept here whatever pause_at() does with upstream's lists.
             self._every_pipe.append((read_fn, write_fn, connection, worker))
+        # Whatever ends the process, close first: multiprocessing's own exit
+        # handler only sends SIGTERM, which the workers ignore.
+        atexit.register(self.close)
         return read_fns, write_fns
 
     # ------------------------------------------------------------- reading
@@ -157,6 +161,7 @@ class GuardedVectorEnv(VectorEnv):
         if self._is_closed:
             return
         self._is_closed = True
+        atexit.unregister(self.close)
         deadline = time.monotonic() + CLOSE_GRACE_S
         for rank, (read_fn, write_fn, connection, _) in enumerate(self._every_pipe):
             try:

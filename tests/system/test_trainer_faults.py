@@ -42,7 +42,7 @@ def run_script(script, *args, timeout=RUN_TIMEOUT_S):
 
 
 @pytest.mark.multiproc
-@pytest.mark.parametrize("trainer", ["ver", "appo"])
+@pytest.mark.parametrize("trainer", ["ver", "appo", "ddppo"])
 @pytest.mark.parametrize("kind", ["config", "other"])
 def test_error_after_workers_started_shuts_them_down(
     trainer, kind, tmp_path, processes_left, marked_scripts, shm_left_since
@@ -50,7 +50,8 @@ def test_error_after_workers_started_shuts_them_down(
     script = marked_scripts("setup_error_run.py")
     shm_before = set(os.listdir("/dev/shm"))
     code, out, err = run_script(script, trainer, kind, tmp_path / "out")
-    workers = {"ver": 4, "appo": 2}[trainer]  # one per env; two rollout workers of 2 envs
+    # One per env (ver, ddppo); appo: two rollout workers of 2 envs each.
+    workers = {"ver": 4, "appo": 2, "ddppo": 4}[trainer]
     assert f"env workers running: {workers}" in out, err[-3000:]
     if kind == "config":  # the CLI's one-line error
         assert code == 2, err[-3000:]
