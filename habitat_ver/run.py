@@ -5,9 +5,12 @@ The command line is exactly upstream's (``--config-name=...``, Hydra
 overrides, ``habitat_baselines.evaluate=True``); the difference is that
 importing :mod:`habitat_ver` first enables sim-free mode and registers our
 trainers, and that a config habitat-ver cannot run ends the process with one
-line on stderr and exit status 2 instead of a traceback.
+line on stderr and exit status 2 instead of a traceback; so do Hydra's own
+errors (an override of a key that does not exist, a malformed override, an
+unknown config name).
 """
 
+import os
 import random
 import sys
 from typing import Any, Optional, Sequence
@@ -23,6 +26,7 @@ from habitat_baselines.common.baseline_registry import baseline_registry
 from habitat_baselines.config.default_structured_configs import (
     HabitatBaselinesConfigPlugin,
 )
+from hydra.errors import HydraException, OverrideParseException
 from omegaconf.errors import OmegaConfBaseException
 
 from habitat_ver.common.checkpoint import CorruptCheckpointError
@@ -81,8 +85,21 @@ def execute_exp(config: Any, run_type: str) -> Any:
     return trainer
 
 
+def _one_line(error: BaseException) -> str:
+    """The error's message and its cause's (Hydra keeps the reason there), on
+    one line: Hydra and OmegaConf messages span several."""
+    parts = [str(error)]
+    if isinstance(error, OverrideParseException) and error.override not in str(error):
+        parts.insert(0, f"cannot parse the override {error.override!r}")
+    elif isinstance(error, HydraException) and error.__cause__ is not None:
+        parts.append(str(error.__cause__))
+    lines = [line.strip() for part in parts for line in part.splitlines()]
+    # Hydra underlines the bad character with a caret line: meaningless on one line.
+    return "; ".join(line for line in lines if line.strip("^ "))
+
+
 def _fail(error: BaseException) -> None:
-    print(f"habitat_ver.run: error: {error}", file=sys.stderr)
+    print(f"habitat_ver.run: error: {_one_line(error)}", file=sys.stderr)
     sys.exit(USAGE_EXIT_CODE)
 
 
@@ -120,7 +137,19 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         )
     register_hydra_plugin(HabitatBaselinesConfigPlugin)
     register_hydra_plugin(HabitatVerSearchPathPlugin)
-    _hydra_main()
+    # Hydra prints its own errors (several lines, exit 1) unless this is set;
+    # then it raises them, and they are reported like ours.
+    before = os.environ.get("HYDRA_FULL_ERROR")
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    try:
+        _hydra_main()
+    except (HydraException, OmegaConfBaseException) as error:
+        _fail(error)
+    finally:
+        if before is None:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+        else:
+            os.environ["HYDRA_FULL_ERROR"] = before
 
 
 if __name__ == "__main__":

@@ -59,8 +59,27 @@ def test_config_name_is_required():
 
 def test_unknown_key_is_reported_by_name():
     done = _run("--config-name=gym/ddppo_cartpole", "habitat_baselines.no_such_key=1")
-    assert done.returncode != 0
-    assert "no_such_key" in done.stderr
+    _assert_one_line_error(done, "Could not override 'habitat_baselines.no_such_key'",
+                           "+habitat_baselines.no_such_key=1")
+
+
+@pytest.mark.parametrize("config, override, fragments", [
+    # Hydra's own error.
+    ("ddppo", "habitat_baselines.rl.ppo.lr=[1,",
+     ["cannot parse the override 'habitat_baselines.rl.ppo.lr=[1,'"]),
+    # Added with Hydra's `+`, refused by validate().
+    ("ddppo", "+habitat_baselines.rl.ppo.lrr=1",
+     ["habitat_baselines.rl.ppo.lrr=1 is not allowed", "did you mean 'lr'?"]),
+    # Was a ValueError traceback from the VER minibatch split after env start.
+    ("ver", "habitat_baselines.rl.ppo.num_mini_batch=100000",
+     ["num_mini_batch=100000 is not allowed", "a divisor of the 256 steps"]),
+], ids=["malformed", "plus-typo", "ver-minibatches"])
+def test_bad_override_is_one_line_and_exit_2(tmp_path, config, override, fragments):
+    done = _run(f"--config-name=gym/{config}_cartpole", override,
+                f"habitat_baselines.checkpoint_folder={tmp_path}/ck",
+                f"habitat_baselines.tensorboard_dir={tmp_path}/tb",
+                f"habitat_baselines.log_file={tmp_path}/train.log")
+    _assert_one_line_error(done, *fragments)
 
 
 def test_config_error_is_a_value_error():

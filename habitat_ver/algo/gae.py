@@ -14,14 +14,21 @@ Conventions used throughout this module:
   to a new episode, so nothing is bootstrapped across the boundary.
 * ``bootstrap_value`` is ``V(s_T)``, the critic's value of the observation
   that follows the last stored step (habitat's ``next_value``).
+* ``truncated[t]`` (optional, implies ``dones[t]``) is True when the episode
+  was cut by a time limit after step ``t``, not ended by the task: the
+  return continues past the cut, so ``gamma * truncation_values[t]`` (the
+  value of the state after the cut) is added to ``rewards[t]``
+  (:func:`bootstrap_truncated_rewards`). Without it every time limit looks
+  like a terminal state of value 0.
 """
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 from torch import Tensor
 
 __all__ = [
+    "bootstrap_truncated_rewards",
     "compute_discounted_returns",
     "compute_gae",
     "compute_gae_sequences",
@@ -88,6 +95,65 @@ def _check_inputs(
         )
 
 
+def bootstrap_truncated_rewards(
+    rewards: Tensor,
+    dones: Tensor,
+    truncated: Tensor,
+    truncation_values: Tensor,
+    gamma: float,
+) -> Tensor:
+    """Rewards with the value after a time-limit cut folded in.
+
+    ``r'_t = r_t + gamma * truncation_values[t]`` where ``truncated[t]``, else
+    ``r_t``. Since a truncated step is done, nothing else is bootstrapped
+    across it, so GAE's and V-trace's TD error there becomes
+    ``r_t + gamma * V(s_{t+1}) - V(s_t)``, as if the episode went on
+    (Pardo et al. 2018, "Time Limits in Reinforcement Learning"; Sample
+    Factory does the same).
+
+    Args:
+        rewards: reward received after acting at each step.
+        dones: True where the episode ended after that step.
+        truncated: True where it ended by a time limit (a subset of dones).
+        truncation_values: value of the state after each truncated step
+            (read only where ``truncated``; may be NaN elsewhere).
+        gamma: discount factor in [0, 1].
+
+    Returns:
+        A new rewards tensor.
+
+    Shapes:
+        all inputs and the output: ``[T, N, ...]``.
+
+    Raises:
+        ValueError: on mismatched shapes or a truncated step that is not done.
+        TypeError: if ``truncated`` is not bool.
+    """
+    for name, x in (("truncated", truncated), ("truncation_values", truncation_values)):
+        if x.shape != rewards.shape:
+            raise ValueError(
+                f"{name} shape {tuple(x.shape)} must equal rewards shape "
+                f"{tuple(rewards.shape)}"
+            )
+    if truncated.dtype != torch.bool:
+        raise TypeError(f"truncated must be a bool tensor; got {truncated.dtype}")
+    if bool((truncated & ~dones).any()):
+        raise ValueError("truncated must imply dones: a time-limit cut ends the episode")
+    extra = torch.where(truncated, truncation_values, torch.zeros_like(truncation_values))
+    return rewards + gamma * extra
+
+
+def _with_truncation(
+    rewards: Tensor, dones: Tensor, truncated: Optional[Tensor],
+    truncation_values: Optional[Tensor], gamma: float,
+) -> Tensor:
+    if truncated is None:
+        return rewards
+    if truncation_values is None:
+        raise ValueError("truncated needs truncation_values (the value after each cut)")
+    return bootstrap_truncated_rewards(rewards, dones, truncated, truncation_values, gamma)
+
+
 def compute_gae(
     rewards: Tensor,
     values: Tensor,
@@ -95,6 +161,8 @@ def compute_gae(
     bootstrap_value: Tensor,
     gamma: float,
     gae_lambda: float,
+    truncated: Optional[Tensor] = None,
+    truncation_values: Optional[Tensor] = None,
 ) -> Tuple[Tensor, Tensor]:
     """Generalized Advantage Estimation, GAE(gamma, lambda).
 
@@ -120,13 +188,15 @@ def compute_gae(
         bootstrap_value: critic's value of the observation after step T-1.
         gamma: discount factor in [0, 1].
         gae_lambda: GAE's lambda in [0, 1] (habitat calls it ``tau``).
+        truncated, truncation_values: optional time-limit cuts and the value
+            after each (:func:`bootstrap_truncated_rewards`).
 
     Returns:
         ``(advantages, returns)``, new tensors; ``returns = advantages +
         values`` is the critic's regression target.
 
     Shapes:
-        rewards, values, dones: ``[T, N, ...]``
+        rewards, values, dones, truncated, truncation_values: ``[T, N, ...]``
         bootstrap_value: ``[N, ...]``
         advantages, returns: ``[T, N, ...]``
 
@@ -140,6 +210,7 @@ def compute_gae(
             f"values shape {tuple(values.shape)} must equal rewards shape "
             f"{tuple(rewards.shape)}"
         )
+    rewards = _with_truncation(rewards, dones, truncated, truncation_values, gamma)
     not_dones = torch.logical_not(dones).type_as(rewards)
     advantages = torch.empty_like(rewards)
     next_value = bootstrap_value
@@ -163,6 +234,8 @@ def compute_discounted_returns(
     dones: Tensor,
     bootstrap_value: Tensor,
     gamma: float,
+    truncated: Optional[Tensor] = None,
+    truncation_values: Optional[Tensor] = None,
 ) -> Tensor:
     """Discounted returns bootstrapped with the critic, without GAE.
 
@@ -178,12 +251,14 @@ def compute_discounted_returns(
         dones: True where the episode ended after acting at that step.
         bootstrap_value: critic's value of the observation after step T-1.
         gamma: discount factor in [0, 1].
+        truncated, truncation_values: optional time-limit cuts and the value
+            after each (:func:`bootstrap_truncated_rewards`).
 
     Returns:
         The returns, a new tensor.
 
     Shapes:
-        rewards, dones: ``[T, N, ...]``
+        rewards, dones, truncated, truncation_values: ``[T, N, ...]``
         bootstrap_value: ``[N, ...]``
         returns: ``[T, N, ...]``
 
@@ -192,6 +267,7 @@ def compute_discounted_returns(
         TypeError: if ``dones`` is not bool.
     """
     _check_inputs(rewards, dones, bootstrap_value)
+    rewards = _with_truncation(rewards, dones, truncated, truncation_values, gamma)
     not_dones = torch.logical_not(dones).type_as(rewards)
     returns = torch.empty_like(rewards)
     next_return = bootstrap_value
@@ -222,6 +298,8 @@ def compute_gae_sequences(
     lengths: Tensor,
     gamma: float,
     gae_lambda: float,
+    truncated: Optional[Tensor] = None,
+    truncation_values: Optional[Tensor] = None,
 ) -> Tuple[Tensor, Tensor]:
     """GAE over variable-length sequences stored back to back.
 
@@ -248,6 +326,8 @@ def compute_gae_sequences(
         lengths: number of steps of each sequence, all >= 1.
         gamma: discount factor in [0, 1].
         gae_lambda: GAE's lambda in [0, 1].
+        truncated, truncation_values: optional time-limit cuts and the value
+            after each (:func:`bootstrap_truncated_rewards`), ``[S, ...]``.
 
     Returns:
         ``(advantages, returns)``, new tensors in the input layout.
@@ -274,6 +354,7 @@ def compute_gae_sequences(
             f"{tuple(values.shape)} must have sum(lengths) = "
             f"{int(lengths.sum())} rows and equal shapes"
         )
+    rewards = _with_truncation(rewards, dones, truncated, truncation_values, gamma)
     max_len = int(lengths.max())
     rows, seq_of_step = _end_aligned_positions(lengths)
 

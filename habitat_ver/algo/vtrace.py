@@ -26,12 +26,12 @@ With ``pi = mu`` and ``rho_bar = c_bar = 1`` every ratio is 1, ``v_s`` is the
 bootstrapped n-step return and ``A_s`` is GAE(gamma, lambda=1)'s advantage.
 """
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import torch
 from torch import Tensor
 
-from habitat_ver.algo.gae import _check_inputs
+from habitat_ver.algo.gae import _check_inputs, _with_truncation
 
 __all__ = ["VTraceReturns", "vtrace"]
 
@@ -69,6 +69,8 @@ def vtrace(
     gamma: float,
     vtrace_rho_clip: float = 1.0,
     vtrace_c_clip: float = 1.0,
+    truncated: Optional[Tensor] = None,
+    truncation_values: Optional[Tensor] = None,
 ) -> VTraceReturns:
     """V-trace targets and advantages (see the module docstring's equations).
 
@@ -86,12 +88,16 @@ def vtrace(
         vtrace_rho_clip: ``rho_bar`` > 0, truncates the ratio in ``delta_t``
             and in the policy-gradient advantage.
         vtrace_c_clip: ``c_bar`` > 0, truncates the trace coefficients.
+        truncated, truncation_values: optional time-limit cuts and the value
+            after each: ``r_t`` becomes ``r_t + gamma * truncation_values[t]``
+            there (:func:`habitat_ver.algo.gae.bootstrap_truncated_rewards`).
 
     Returns:
         :class:`VTraceReturns` of new tensors.
 
     Shapes:
-        behaviour_log_probs, target_log_probs, rewards, values, dones:
+        behaviour_log_probs, target_log_probs, rewards, values, dones, truncated,
+        truncation_values:
         ``[T, N, ...]``; bootstrap_value: ``[N, ...]``; outputs ``[T, N, ...]``.
 
     Raises:
@@ -106,6 +112,7 @@ def vtrace(
             f"vtrace_rho_clip and vtrace_c_clip must be > 0; got "
             f"{vtrace_rho_clip}, {vtrace_c_clip}"
         )
+    rewards = _with_truncation(rewards, dones, truncated, truncation_values, gamma)
     rewards, values = rewards.detach(), values.detach()
     bootstrap_value = bootstrap_value.detach()
     ratios = torch.exp(target_log_probs.detach() - behaviour_log_probs.detach())

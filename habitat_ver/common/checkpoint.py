@@ -10,7 +10,10 @@ Three upstream faults are fixed here:
   allow-list of config types only (upstream issue #2236: on torch >= 2.6 a plain
   ``torch.load`` of those fails);
 * a truncated or corrupt file is reported with its path, and the resume state
-  keeps the previous good copy to fall back on.
+  keeps the previous good copy to fall back on; when no copy is readable the
+  run refuses to start rather than silently starting over from step 0;
+* our files carry a checksum of their payload (:mod:`.checksum`), so bit-flipped
+  tensor data, which torch's zip reader does not notice, is reported as corrupt.
 """
 
 import importlib
@@ -21,6 +24,8 @@ from typing import Any, Dict, List, Optional
 
 import torch
 from omegaconf import DictConfig, OmegaConf
+
+from habitat_ver.common.checksum import CHECKSUM_KEY, checksum_mismatch, with_checksum
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +70,24 @@ class CorruptCheckpointError(RuntimeError):
         self.path = path
 
 
+class UnusableResumeStateError(CorruptCheckpointError):
+    """Every copy of the resume state exists but none can be read."""
+
+    def __init__(self, errors: List[CorruptCheckpointError]):
+        paths = [error.path for error in errors]
+        RuntimeError.__init__(
+            self,
+            f"no usable resume state: {' and '.join(repr(p) for p in paths)} "
+            f"{'are all' if len(paths) > 1 else 'is'} truncated or corrupt "
+            f"({'; '.join(str(e) for e in errors)}); refusing to start over from "
+            "step 0 beside the old checkpoints. To start fresh on purpose, delete "
+            f"{'these files' if len(paths) > 1 else 'this file'} or set "
+            "habitat_baselines.checkpoint_folder to a new folder",
+        )
+        self.path = paths[0]
+        self.paths = paths
+
+
 def atomic_torch_save(obj: Any, path: str) -> None:
     """``torch.save`` to ``path`` so readers see the old file or the whole new one."""
     folder = os.path.dirname(os.path.abspath(path))
@@ -87,6 +110,11 @@ def atomic_torch_save(obj: Any, path: str) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+def save_checkpoint_file(state: Dict[str, Any], path: str) -> None:
+    """Atomic save of a checkpoint dict, with the checksum of its payload."""
+    atomic_torch_save(with_checksum(state), path)
 
 
 def config_to_plain(config: DictConfig) -> Dict[str, Any]:
@@ -139,8 +167,9 @@ def load_checkpoint_file(path: str) -> Dict[str, Any]:
 
     Raises:
         FileNotFoundError: no file at ``path``.
-        CorruptCheckpointError: the file is truncated, corrupt, or pickles
-            objects outside the config allow-list.
+        CorruptCheckpointError: the file is truncated, corrupt (its payload
+            does not match its checksum), or pickles objects outside the
+            config allow-list.
     """
     if not os.path.isfile(path):
         raise FileNotFoundError(f"checkpoint file {path!r} does not exist")
@@ -160,6 +189,11 @@ def load_checkpoint_file(path: str) -> Dict[str, Any]:
             raise CorruptCheckpointError(path, str(error)) from error
     if not isinstance(state, dict):
         raise CorruptCheckpointError(path, f"expected a dict, got {type(state)}")
+    if checksum_mismatch(state):
+        raise CorruptCheckpointError(
+            path, "its data does not match the checksum stored with it (bit flip "
+            "or partial overwrite)")
+    state.pop(CHECKSUM_KEY, None)
     if isinstance(state.get("config"), dict):
         state["config"] = plain_to_config(state["config"])
     return state
@@ -176,19 +210,29 @@ class ResumeStateFiles:
         """Write ``state`` atomically, keeping the former copy as the fallback."""
         if os.path.isfile(self.path):
             os.replace(self.path, self.previous_path)
-        atomic_torch_save(state, self.path)
+        save_checkpoint_file(state, self.path)
 
     def load(self) -> Optional[Dict[str, Any]]:
         """The newest readable resume state, or None when there is none.
 
         A corrupt newest copy is reported (naming the file) and the previous
         copy is used instead.
+
+        Raises:
+            UnusableResumeStateError: resume-state files exist but none is
+                readable (starting from step 0 would overwrite the run's
+                checkpoints without a word).
         """
+        errors: List[CorruptCheckpointError] = []
         for path in (self.path, self.previous_path):
             if not os.path.isfile(path):
                 continue
             try:
                 return load_checkpoint_file(path)
             except CorruptCheckpointError as error:
-                logger.error("%s; trying the previous resume state", error)
+                if path == self.path:
+                    logger.error("%s; trying the previous resume state", error)
+                errors.append(error)
+        if errors:
+            raise UnusableResumeStateError(errors)
         return None

@@ -40,7 +40,10 @@ class AppoConfig:
 
 @dataclass
 class HabitatVerRLConfig(RLConfig):
-    """Upstream's ``rl`` section plus ``rl.appo``."""
+    """Upstream's ``rl`` section plus ``rl.appo`` and ``rl.max_nonfinite_rewards``."""
 
     # The appo trainer's settings (habitat_ver/config/appo.py).
     appo: AppoConfig = field(default_factory=AppoConfig)
+    # NaN/inf rewards tolerated per run (ver, appo; each learnt as 0, counted
+    # in system/nonfinite_rewards) before the run fails naming the env, >= 0.
+    max_nonfinite_rewards: int = 100

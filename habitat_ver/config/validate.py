@@ -4,12 +4,14 @@ Each failure raises :class:`ConfigError` naming the key, the bad value and what
 is allowed, before any process is spawned or any file written.
 """
 
+import difflib
 import importlib
 import math
 import os
 from typing import Any
 
 from habitat_ver.compat import sim_free
+from habitat_ver.config.known_keys import unknown_keys
 
 
 class ConfigError(ValueError):
@@ -19,6 +21,30 @@ class ConfigError(ValueError):
 def _check(condition: bool, key: str, value: Any, allowed: str) -> None:
     if not condition:
         raise ConfigError(f"{key}={value!r} is not allowed: {allowed}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _in_range(value: Any, low: float, high: float, low_open: bool = False) -> bool:
+    """A finite number in [low, high] ((low, high] with ``low_open``)."""
+    if not _is_number(value) or not math.isfinite(value):
+        return False
+    return (value > low if low_open else value >= low) and value <= high
+
+
+def _is_count(value: Any, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def validate_known_keys(config: Any) -> None:
+    """No key the schema lacks (Hydra's ``+key=value`` adds any)."""
+    for unknown in unknown_keys(config):
+        close = difflib.get_close_matches(str(unknown.path.rsplit(".", 1)[-1]), unknown.known)
+        hint = f"did you mean {close[0]!r}?" if close else f"its keys are {unknown.known}"
+        _check(False, unknown.path, unknown.value,
+               f"not a key of {unknown.schema.__name__} ({hint})")
 
 
 def validate_simulator_available(config: Any) -> None:
@@ -79,6 +105,8 @@ def validate_training(config: Any) -> None:
         "must be >= 1",
     )
     _check(ppo.ppo_epoch > 0, "habitat_baselines.rl.ppo.ppo_epoch", ppo.ppo_epoch, "must be >= 1")
+    _validate_minibatches(config)
+    _validate_ppo_numbers(ppo)
     sync_frac = baselines.rl.ddppo.sync_frac
     _check(
         0.0 < sync_frac <= 1.0,
@@ -91,6 +119,68 @@ def validate_training(config: Any) -> None:
         policies = ("auto", "none", "ddppo", "ver")
         _check(preemption.policy in policies, "habitat_baselines.distrib_preemption.policy",
                preemption.policy, f"one of {policies}")
+    limit = baselines.rl.get("max_nonfinite_rewards")
+    if limit is not None:
+        _check(isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0,
+               "habitat_baselines.rl.max_nonfinite_rewards", limit, "must be an integer >= 0")
+
+
+def _validate_ppo_numbers(ppo: Any) -> None:
+    """Learning-rule numbers: finite and in their range (NaN never is)."""
+    key = "habitat_baselines.rl.ppo."
+    for name, low, high, low_open, allowed in (
+        ("lr", 0.0, math.inf, True, "a finite number > 0"),
+        ("eps", 0.0, math.inf, True, "a finite number > 0 (Adam's epsilon)"),
+        ("clip_param", 0.0, 1.0, True, "a number in (0, 1] (PPO's ratio clip)"),
+        ("gamma", 0.0, 1.0, False, "a discount in [0, 1]"),
+        ("tau", 0.0, 1.0, False, "GAE's lambda, in [0, 1]"),
+        ("value_loss_coef", 0.0, math.inf, False, "a finite number >= 0"),
+        ("entropy_coef", 0.0, math.inf, False, "a finite number >= 0"),
+        ("max_grad_norm", 0.0, math.inf, True, "a finite number > 0"),
+    ):
+        _check(_in_range(ppo[name], low, high, low_open), key + name, ppo[name], allowed)
+    for name in ("hidden_size", "reward_window_size"):
+        _check(_is_count(ppo[name], 1), key + name, ppo[name], "an integer >= 1")
+
+
+def _validate_minibatches(config: Any) -> None:
+    """``num_mini_batch`` against what each trainer's storage can split."""
+    baselines = config.habitat_baselines
+    batches = baselines.rl.ppo.num_mini_batch
+    envs = baselines.num_environments
+    key = "habitat_baselines.rl.ppo.num_mini_batch"
+    if baselines.trainer_name == "ddppo":
+        _check(batches <= envs, key, batches,
+               f"at most habitat_baselines.num_environments={envs} for ddppo "
+               "(each minibatch holds whole envs' rollouts)")
+    elif baselines.trainer_name == "ver":
+        steps = baselines.rl.ppo.num_steps * envs
+        _check(steps % batches == 0, key, batches,
+               f"a divisor of the {steps} steps of a ver rollout (num_steps x "
+               "num_environments): VER minibatches hold exactly steps / num_mini_batch")
+
+
+def validate_ver(config: Any) -> None:
+    """The ``ver`` trainer's batching settings and the VERPolicy's RNN."""
+    baselines = config.habitat_baselines
+    system = baselines.get("ver_system")
+    if system is not None:
+        _check(_in_range(system.min_batch_fraction, 0.0, 1.0, low_open=True),
+               "habitat_baselines.ver_system.min_batch_fraction", system.min_batch_fraction,
+               "a fraction of the envs in (0, 1]")
+        _check(_in_range(system.max_wait_ms, 0.0, math.inf),
+               "habitat_baselines.ver_system.max_wait_ms", system.max_wait_ms,
+               "a finite number of milliseconds >= 0")
+    ver = baselines.rl.get("ver")
+    if ver is not None:
+        _check(_is_count(ver.num_inference_workers, 1),
+               "habitat_baselines.rl.ver.num_inference_workers", ver.num_inference_workers,
+               "an integer >= 1")
+    rnn_type = baselines.rl.ddppo.rnn_type
+    for agent, policy in baselines.rl.policy.items():
+        if policy.name == "VERPolicy":
+            _check(str(rnn_type).lower() in ("gru", "lstm"), "habitat_baselines.rl.ddppo.rnn_type",
+                   rnn_type, f"GRU or LSTM with rl.policy.{agent}.name=VERPolicy")
 
 
 def validate_appo(config: Any) -> None:
@@ -151,8 +241,10 @@ def validate_eval(config: Any) -> None:
 
 def validate(config: Any) -> None:
     """All checks; call before building environments."""
+    validate_known_keys(config)
     validate_simulator_available(config)
     validate_training(config)
+    validate_ver(config)
     validate_gym_id(config)
     validate_appo(config)
     validate_env_workers(config)

@@ -15,12 +15,16 @@ job requeues itself; restarting resumes where it stopped.
   reaches the ranks at different moments, stops all of them after the same
   update, without an extra synchronisation point.
 * :func:`requeue` asks SLURM to requeue the job (rank 0, batch jobs only).
+* :func:`stop_handling` leaves the process as it found it once training ends:
+  the former signal handlers back, the stop events cleared, so a second
+  trainer in the same process (tests, notebooks) does not inherit either.
 """
 
+import contextlib
 import signal
 import subprocess
 import threading
-from typing import Any
+from typing import Any, Iterator
 
 from habitat import logger
 from habitat_baselines.rl.ddppo.ddp_utils import EXIT, REQUEUE, SAVE_STATE, requeue_job
@@ -49,6 +53,28 @@ def install_stop_handlers() -> None:
         return
     for signum in STOP_SIGNALS:
         signal.signal(signum, _on_stop_signal)
+
+
+@contextlib.contextmanager
+def stop_handling() -> Iterator[None]:
+    """Restores the stop signals' handlers and clears upstream's stop events
+    (``EXIT``, ``REQUEUE``, ``SAVE_STATE``) when the block ends.
+
+    Wrap everything that may install handlers (upstream's SLURM handlers,
+    :func:`install_stop_handlers`).
+    """
+    before = {}
+    if threading.current_thread() is threading.main_thread():
+        before = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            # None: a handler installed outside Python, which cannot be put back.
+            if handler is not None:
+                signal.signal(signum, handler)
+        for event in (EXIT, REQUEUE, SAVE_STATE):
+            event.clear()
 
 
 def ignore_stop_signals() -> None:

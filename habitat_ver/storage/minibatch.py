@@ -4,7 +4,7 @@ Pure functions over CPU index tensors (VER paper, section 2.2, "Learning
 mini-batch creation" and "Batching computation for learning"):
 
 1. :func:`cut_sequences` cuts the collected steps into ``K >= N`` sequences at
-   rollout starts (a new environment's steps) and episode starts.
+   rollout starts (a new environment's steps), episode starts and step gaps.
 2. :func:`random_sequence_order` / :func:`sequence_order_by_env` order them.
 3. :func:`split_into_minibatches` lays the ordered sequences end to end and
    cuts that line into ``B`` minibatches of exactly ``S / B`` steps; a
@@ -99,9 +99,10 @@ def cut_sequences(
 ) -> Sequences:
     """Cuts steps into per-environment, per-episode sequences.
 
-    A sequence starts at each environment's first step (the rollout start)
-    and at every step that begins an episode. Each environment's steps must
-    be consecutive in time (no step of it missing between two given ones).
+    A sequence starts at each environment's first step (the rollout start),
+    at every step that begins an episode and after any missing step (a
+    stale fill can give an env steps 2, 3 and 5: step 5 must start from its
+    own recorded recurrent state, not run on from step 3's).
 
     Args:
         env_ids: environment of each step.
@@ -129,7 +130,7 @@ def cut_sequences(
         raise ValueError("cut_sequences got the same (env, step) twice")
     is_start = episode_starts[order].clone()
     is_start[0] = True
-    is_start[1:] |= ~same_env
+    is_start[1:] |= ~same_env | (steps[1:] != steps[:-1] + 1)
     starts, lengths = _starts_and_lengths(is_start)
     return Sequences(order, starts, lengths)
 

@@ -2,10 +2,15 @@
 
 Upstream's :class:`RolloutStorage` keeps its GAE loop inline in
 ``compute_returns``; this subclass keeps every buffer, constructor argument
-and method of upstream and only routes the return computation through the
-tested pure functions in :mod:`habitat_ver.algo.gae`.
+and method of upstream and routes the return computation through the
+tested pure functions in :mod:`habitat_ver.algo.gae`. Unlike upstream, the
+returns of rows not learnt on are NaN, so advantage normalisation sees only
+the steps of this rollout.
 """
 
+from typing import Any, Dict
+
+import torch
 from habitat_baselines.common.rollout_storage import RolloutStorage
 from habitat_baselines.utils.timing import g_timer
 from torch import Tensor
@@ -33,13 +38,50 @@ class LockstepRolloutStorage(RolloutStorage):
     double-buffered layout each half of the envs advances its own step index,
     but returns are only computed once both halves stand at the same index
     (upstream's ``current_rollout_step_idx`` asserts it).
+
+    Time-limit cuts (:meth:`mark_truncated`) are kept beside the buffers,
+    in the masks' layout: ``truncated[t + 1]`` describes step ``t``.
     """
+
+    def __init__(self, numsteps: int, num_envs: int, *args: Any, **kwargs: Any) -> None:
+        super().__init__(numsteps, num_envs, *args, **kwargs)
+        self.truncated = torch.zeros(numsteps + 1, num_envs, 1, dtype=torch.bool)
+
+    def mark_truncated(self, truncated: Tensor, buffer_index: int = 0) -> None:
+        """Flags which envs' step just inserted (and advanced past) ended in a
+        time-limit cut; its return then bootstraps instead of stopping.
+
+        Args:
+            truncated: one flag per env of the buffer (all envs unless
+                double-buffered).
+            buffer_index: as in ``insert``.
+
+        Shapes:
+            truncated: ``[num_envs / nbuffers]`` or ``[num_envs / nbuffers, 1]``.
+        """
+        n = self._num_envs // self._nbuffers
+        envs = slice(buffer_index * n, (buffer_index + 1) * n)
+        row = self.current_rollout_step_idxs[buffer_index]
+        self.truncated[row, envs] = truncated.cpu().bool().view(n, 1)
+
+    def _truncation(self, num_steps: int, dones: Tensor) -> Dict[str, Tensor]:
+        """Cuts among the ``num_steps`` steps and the value to bootstrap there.
+
+        The observation after a cut is already the next episode's first, so
+        the value after the cut is approximated by the cut step's own value,
+        ``V(s_t)`` for ``V(s_{t+1})`` (Sample Factory's choice).
+        """
+        cut = self.truncated[1 : num_steps + 1].to(dones.device) & dones
+        if not bool(cut.any()):
+            return {}
+        return dict(truncated=cut, truncation_values=self.buffers["value_preds"][:num_steps])
 
     @g_timer.avg_time("rollout_storage.compute_returns", level=1)
     def compute_returns(
         self, next_value: Tensor, use_gae: bool, gamma: float, tau: float
     ) -> None:
-        """Fills ``buffers["returns"][:T]`` for the ``T`` steps collected.
+        """Fills ``buffers["returns"][:T]`` for the ``T`` steps collected and
+        NaN in every later row (not learnt on: out of advantage statistics).
 
         Args:
             next_value: critic's value of the observation after the last
@@ -56,10 +98,9 @@ class LockstepRolloutStorage(RolloutStorage):
         rewards = self.buffers["rewards"][:num_steps]
         dones = dones_from_next_masks(self.buffers["masks"], num_steps)
         if use_gae:
-            # Upstream stores next_value in slot T as a side effect; PPO's
-            # get_advantages reads the whole buffer (slot T included) when it
-            # normalises advantages, so we keep the side effect to stay
-            # identical to upstream.
+            # Upstream stores next_value in slot T as a side effect (and
+            # after_update carries it to slot 0); kept, so every buffer but
+            # the unused returns rows stays identical to upstream.
             self.buffers["value_preds"][num_steps] = next_value
             _, returns = compute_gae(
                 rewards,
@@ -70,11 +111,18 @@ class LockstepRolloutStorage(RolloutStorage):
                 self.buffers["value_preds"][num_steps],
                 gamma=gamma,
                 gae_lambda=tau,  # habitat's `tau` is GAE's lambda
+                **self._truncation(num_steps, dones),
             )
         else:
             # Same upstream side effect as above, on the returns buffer.
             self.buffers["returns"][num_steps] = next_value
             returns = compute_discounted_returns(
-                rewards, dones, self.buffers["returns"][num_steps], gamma=gamma
+                rewards, dones, self.buffers["returns"][num_steps], gamma=gamma,
+                **self._truncation(num_steps, dones),
             )
         self.buffers["returns"][:num_steps] = returns
+        # PPO's get_advantages normalises over every finite row of the
+        # [T + 1, N] buffer; row T and, after a preempted rollout, the rows
+        # left from the one before are never learnt on, so NaN keeps them
+        # out of the statistics (upstream leaves them in).
+        self.buffers["returns"][num_steps:] = float("nan")

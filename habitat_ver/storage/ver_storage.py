@@ -24,11 +24,11 @@ collection time for its first step.
 
 Multi-rank VER preempts slow ranks (:mod:`habitat_ver.distributed.ver_preemption`);
 a preempted rank fills the rest of its batch with the previous rollout's most
-recent steps (:meth:`VERStorage.fill_stale`), which keep the returns computed
+recent fresh steps (:meth:`VERStorage.fill_stale`), which keep the returns computed
 for them then: PPO simply runs extra epochs on them (VER paper, section 2.3).
 """
 
-from typing import Any, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import numpy as np
 import torch
@@ -146,7 +146,7 @@ class VERStorage(Storage):
         self._slots = TensorDict(
             env_ids=torch.full((cap,), -1, **long), step_ids=torch.zeros(cap, **long),
             episode_starts=torch.zeros(cap, **flag), dones=torch.zeros(cap, **flag),
-            learnable=torch.zeros(cap, **flag),
+            truncated=torch.zeros(cap, **flag), learnable=torch.zeros(cap, **flag),
         )
         self._counters = TensorDict(
             num_slots=torch.zeros(1, **long), pending_slot=torch.full((n,), -1, **long),
@@ -204,6 +204,7 @@ class VERStorage(Storage):
         prev_actions: Tensor, masks: Tensor, actions: Tensor,
         action_log_probs: Tensor, value_preds: Tensor,
         rewards: Optional[Tensor] = None, policy_version: Optional[Tensor] = None,
+        truncated: Optional[Tensor] = None,
     ) -> Tensor:
         """Writes one step for each env in ``env_ids`` (any subset, any order).
 
@@ -225,6 +226,9 @@ class VERStorage(Storage):
                 envs without one (their first observation).
             policy_version: version that acted; default
                 :attr:`current_policy_version`.
+            truncated: like ``rewards``, True where the pending step's
+                episode end (``masks`` False) was a time-limit cut; its
+                return then bootstraps instead of stopping. Default: none.
 
         Returns:
             The slots written (CPU).
@@ -237,7 +241,7 @@ class VERStorage(Storage):
         pending = self._counters["pending_slot"][env_ids]
         self._check_room(env_ids, pending >= 0)
         starts = torch.logical_not(masks.cpu().bool().view(n))
-        self._complete_pending(env_ids, pending, starts, rewards)
+        self._complete_pending(env_ids, pending, starts, rewards, truncated)
         first = int(self._counters["num_slots"])
         slots = torch.arange(first, first + n)
         if policy_version is None:
@@ -251,7 +255,7 @@ class VERStorage(Storage):
         no = torch.zeros(n, dtype=torch.bool)
         self._slots.set(slots, dict(
             env_ids=env_ids, step_ids=self._counters["next_step_id"][env_ids],
-            episode_starts=starts, dones=no, learnable=no.clone(),
+            episode_starts=starts, dones=no, truncated=no.clone(), learnable=no.clone(),
         ))
         self._counters["next_step_id"][env_ids] += 1
         self._counters["pending_slot"][env_ids] = slots
@@ -260,7 +264,7 @@ class VERStorage(Storage):
 
     def _complete_pending(
         self, env_ids: Tensor, pending: Tensor, starts: Tensor,
-        rewards: Optional[Tensor],
+        rewards: Optional[Tensor], truncated: Optional[Tensor] = None,
     ) -> None:
         """Gives the envs' pending steps their reward and done; they become learnable."""
         completing = pending >= 0
@@ -272,6 +276,9 @@ class VERStorage(Storage):
         got = rewards.view(-1, 1)[completing.to(rewards.device)]
         self.buffers["rewards"][prev.to(self.device)] = got.to(self.device)
         self._slots["dones"][prev] = starts[completing]
+        if truncated is not None:
+            cut = truncated.cpu().bool().view(-1)[completing]
+            self._slots["truncated"][prev] = cut & starts[completing]
         self._slots["learnable"][prev] = True
         self._counters["env_steps"][env_ids[completing]] += 1
 
@@ -313,6 +320,7 @@ class VERStorage(Storage):
             self._slots["dones"][plan.slots].to(dev).view(-1, 1), boot,
             plan.lengths.to(dev), gamma=gamma,
             gae_lambda=tau if use_gae else 1.0,  # habitat's `tau` is lambda
+            **self._truncation(plan.slots, values[slots]),
         )
         # Stale steps keep the returns computed when they were fresh.
         self.buffers["returns"][~self.buffers["is_stale"].view(-1)] = float("nan")
@@ -326,6 +334,19 @@ class VERStorage(Storage):
             self.buffers["is_coeffs"][slots] = weights[env_of_step].view(-1, 1)
             self.buffers["is_coeffs"][:n][stale.to(dev)] = 1.0
         self._plan = self._with_stale_sequences(plan, stale)
+
+    def _truncation(self, slots: Tensor, values: Tensor) -> Dict[str, Tensor]:
+        """Time-limit cuts among ``slots`` and the value to bootstrap there.
+
+        The observation after a cut is already the next episode's first, so
+        the value after the cut is approximated by the value of the cut
+        step's own observation, ``V(s_t)`` for ``V(s_{t+1})`` (Sample
+        Factory's choice; off by one step's change in value).
+        """
+        cut = self._slots["truncated"][slots]
+        if not bool(cut.any()):
+            return {}
+        return dict(truncated=cut.to(values.device).view(-1, 1), truncation_values=values)
 
     def _with_stale_sequences(self, plan: mb.SlotSequences, stale: Tensor) -> mb.SlotSequences:
         """``plan`` followed by the stale steps, cut into sequences of their own."""
@@ -348,6 +369,10 @@ class VERStorage(Storage):
         """Fills a preempted rollout up to ``T * N`` learnable steps with the
         most recent learnable steps of ``previous`` (the rollout before).
 
+        ``previous``'s fresh steps come first, latest first; only when they
+        are too few (``previous`` was preempted early too) do its own stale
+        copies, two rollouts old, make up the rest. Taking the latest fresh
+        steps in write order gives each env a run of consecutive steps.
         The copies keep everything recorded for them, their returns included,
         are flagged ``is_stale`` and form sequences of their own. Call after
         collection, before :meth:`compute_returns`; ``previous`` must still
@@ -360,7 +385,11 @@ class VERStorage(Storage):
 
         batch = self.num_steps * self._num_envs
         prev_n = int(previous._counters["num_slots"])
-        prev_learnable = torch.nonzero(previous._slots["learnable"][:prev_n]).view(-1)
+        learnable = previous._slots["learnable"][:prev_n]
+        was_stale = previous.buffers["is_stale"][:prev_n].view(-1).cpu()
+        # Oldest first: the plan takes the last ones, fresh steps before stale.
+        prev_learnable = torch.cat([torch.nonzero(learnable & was_stale).view(-1),
+                                    torch.nonzero(learnable & ~was_stale).view(-1)])
         plan = stale_fill_plan(self.steps_collected, batch, prev_learnable.numel())
         if plan.num_stale == 0:
             return 0

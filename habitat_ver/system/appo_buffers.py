@@ -37,6 +37,7 @@ class TrajectoryBuffers:
             under the policy that acted.
         rewards: ``[S, T, 1]`` reward after acting at step ``t``.
         dones: ``[S, T, 1]`` bool, True where the episode ended after ``t``.
+        truncated: ``[S, T, 1]`` bool, True where that end was a time-limit cut.
         hidden: ``[S, layers, size]``, the recurrent state before step 0.
         versions: ``[S, T]`` long, policy version that chose each action.
         env_ids: ``[S]`` long, the env that filled the slot.
@@ -49,6 +50,7 @@ class TrajectoryBuffers:
     behaviour_log_probs: Tensor
     rewards: Tensor
     dones: Tensor
+    truncated: Tensor
     hidden: Tensor
     versions: Tensor
     env_ids: Tensor
@@ -71,6 +73,7 @@ class TrajectoryBuffers:
             behaviour_log_probs=torch.full((S, T, 1), float("nan")),
             rewards=torch.full((S, T, 1), float("nan")),
             dones=torch.zeros(S, T, 1, dtype=torch.bool),
+            truncated=torch.zeros(S, T, 1, dtype=torch.bool),
             hidden=torch.zeros(S, *hidden_shape),
             versions=torch.full((S, T), -1, dtype=torch.long),
             env_ids=torch.full((S,), -1, dtype=torch.long),
@@ -90,7 +93,7 @@ class TrajectoryBuffers:
     def tensors(self):
         yield from self.observations.values()
         for name in ("masks", "prev_actions", "actions", "behaviour_log_probs", "rewards",
-                     "dones", "hidden", "versions", "env_ids"):
+                     "dones", "truncated", "hidden", "versions", "env_ids"):
             yield getattr(self, name)
 
     def clear(self, slot: int) -> None:
@@ -115,6 +118,7 @@ class TrajectoryBuffers:
             behaviour_log_probs=time_major(self.behaviour_log_probs),
             rewards=time_major(self.rewards),
             dones=time_major(self.dones),
+            truncated=time_major(self.truncated),
             versions=time_major(self.versions),
             hidden=self.hidden[index].clone(),
         )

@@ -79,10 +79,14 @@ class AppoLearner:
         s = self.settings
         values, log_probs, entropy = self._evaluate(batch, mb)
         behaviour = batch["behaviour_log_probs"][:, mb].to(self.device)
+        cut = batch["truncated"][:, mb].to(self.device)
+        # A cut's next observation is the next episode's first: the cut
+        # step's own value stands in for the value after it (Sample Factory).
+        truncation = dict(truncated=cut, truncation_values=values[:-1]) if bool(cut.any()) else {}
         targets = vtrace(
             behaviour, log_probs, batch["rewards"][:, mb].to(self.device), values[:-1],
             batch["dones"][:, mb].to(self.device), values[-1], s.gamma,
-            s.vtrace_rho_clip, s.vtrace_c_clip,
+            s.vtrace_rho_clip, s.vtrace_c_clip, **truncation,
         )
         advantages = targets.pg_advantages
         if s.normalize_advantage:

@@ -28,7 +28,9 @@ from torch import Tensor
 
 from habitat_ver.system.appo_buffers import SlotPool, TrajectoryBuffers
 from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
+from habitat_ver.system.reward_guard import DEFAULT_MAX_NONFINITE_REWARDS, NonFiniteRewards
 from habitat_ver.system.shared_buffers import record_episode_stats
+from habitat_ver.system.truncation import truncated_from_info_rows
 
 # Seconds a blocking wait sleeps before it looks at the stop flag again.
 POLL_S = 0.05
@@ -46,12 +48,15 @@ class PolicyWorker:
         slots: the free-slot pool (the learner gives slots back).
         device: where the policy runs.
         obs_transform: applied to each observation batch before the policy.
+        max_nonfinite_rewards: NaN/inf rewards tolerated (learnt as 0,
+            counted in :attr:`nonfinite_rewards`) before the thread fails.
     """
 
     def __init__(
         self, pool: RolloutWorkerPool, policy: Any, trajectories: TrajectoryBuffers,
         slots: SlotPool, device: torch.device,
         obs_transform: Callable[[Dict[str, Tensor]], Dict[str, Tensor]] = lambda b: b,
+        max_nonfinite_rewards: int = DEFAULT_MAX_NONFINITE_REWARDS,
     ):
         self.pool, self.policy, self.trajectories = pool, policy, trajectories
         self.slots, self.device, self._transform = slots, device, obs_transform
@@ -73,6 +78,7 @@ class PolicyWorker:
         self._episode_reward = torch.zeros(n, 1)
         self.running_stats: Dict[str, Tensor] = dict(
             count=torch.zeros(n, 1), reward=torch.zeros(n, 1))
+        self.nonfinite_rewards = NonFiniteRewards(max_nonfinite_rewards)
         self._stop = threading.Event()
         self._failure: List[BaseException] = []
         self._thread: Optional[threading.Thread] = None
@@ -152,10 +158,13 @@ class PolicyWorker:
         observations = {k: v[ids] for k, v in buffers.observations.items()}
         rewards, dones = buffers.rewards[ids].clone(), buffers.dones[ids].clone()
         started = self._slot[ids] >= 0
-        self._record_episodes(ids[started], rewards[started], dones[started],
-                              buffers.infos[ids[started]])
+        rewards[started] = self.nonfinite_rewards.clean(ids[started], rewards[started])
+        infos = buffers.infos[ids[started]]
+        self._record_episodes(ids[started], rewards[started], dones[started], infos)
         masks = torch.logical_not(dones).view(-1, 1) & started.view(-1, 1)
-        self._finish_steps(ids[started], rewards[started], dones[started])
+        truncated = truncated_from_info_rows(ids[started], infos, self.pool.info_names,
+                                             dones[started])
+        self._finish_steps(ids[started], rewards[started], dones[started], truncated)
         self._close_full(ids, observations, masks)
         if self._stop.is_set():
             return
@@ -165,12 +174,16 @@ class PolicyWorker:
         for worker, group in ready:
             self.pool.send(worker, group)
 
-    def _finish_steps(self, ids: Tensor, rewards: Tensor, dones: Tensor) -> None:
-        """The reward and done of each env's last action complete its step."""
+    def _finish_steps(
+        self, ids: Tensor, rewards: Tensor, dones: Tensor, truncated: Tensor
+    ) -> None:
+        """The reward, done and time-limit cut of each env's last action
+        complete its step."""
         slots, ts = self._slot[ids], self._t[ids]
         traj = self.trajectories
-        traj.rewards[slots, ts] = torch.nan_to_num(rewards, nan=0.0).view(-1, 1)
+        traj.rewards[slots, ts] = rewards.view(-1, 1)
         traj.dones[slots, ts] = dones.view(-1, 1)
+        traj.truncated[slots, ts] = truncated.view(-1, 1)
         self._t[ids] += 1
 
     def _close_full(self, ids: Tensor, observations: Dict[str, Tensor], masks: Tensor) -> None:

@@ -35,6 +35,7 @@ from habitat_ver.system.appo_buffers import SlotPool, TrajectoryBuffers
 from habitat_ver.system.appo_learner import AppoLearner, AppoLearnerSettings
 from habitat_ver.system.appo_policy_worker import PolicyWorker
 from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
+from habitat_ver.system.reward_guard import max_nonfinite_rewards
 from habitat_ver.trainers.ddppo import DDPPOTrainer
 
 
@@ -88,7 +89,8 @@ class AppoTrainer(DDPPOTrainer):
             apply_obs_transforms_batch, obs_transforms=self.obs_transforms)
         acting = copy.deepcopy(policy).eval().requires_grad_(False)
         self._policy_worker = PolicyWorker(
-            self.envs, acting, self._trajectories, self._slots, self.device, transform)
+            self.envs, acting, self._trajectories, self._slots, self.device, transform,
+            max_nonfinite_rewards=max_nonfinite_rewards(self.config))
         self.envs.close_hooks.append(self._policy_worker.stop)
         self._learner = AppoLearner(
             policy, self._agent.updater.optimizer,
@@ -151,6 +153,7 @@ class AppoTrainer(DDPPOTrainer):
         losses.update({
             "policy_lag/mean": mean_lag, "policy_lag/max": max_lag,
             "diag/dropped_trajectories": float(self._dropped),
+            "system/nonfinite_rewards": float(self._policy_worker.nonfinite_rewards.count),
         })
         if (self.num_updates_done + 1) % self.config.habitat_baselines.log_interval == 0:
             logger.info(

@@ -28,18 +28,20 @@ from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer
 
 from habitat_ver.common.checkpoint import (
     ResumeStateFiles,
-    atomic_torch_save,
     config_to_plain,
     load_checkpoint_file,
+    save_checkpoint_file,
 )
 from habitat_ver.config.schema import (
     DistribPreemptionConfig,
     ProgressConfig,
     section_or_default,
 )
+from habitat_ver.config.stored import with_current_code
 from habitat_ver.config.validate import ConfigError, validate
 from habitat_ver.distributed import requeue
 from habitat_ver.distributed.preemption import RolloutTracker
+from habitat_ver.system.truncation import truncated_from_info
 from habitat_ver.trainers.progress import RunProgress, RunSummary
 
 
@@ -97,12 +99,20 @@ class DDPPOTrainer(PPOTrainer):
         if extra_state is not None:
             checkpoint["extra_state"] = extra_state
         folder = self.config.habitat_baselines.checkpoint_folder
-        atomic_torch_save(checkpoint, f"{folder}/{file_name}")
-        atomic_torch_save(checkpoint, f"{folder}/latest.pth")
+        save_checkpoint_file(checkpoint, f"{folder}/{file_name}")
+        save_checkpoint_file(checkpoint, f"{folder}/latest.pth")
 
     def load_checkpoint(self, checkpoint_path: str, *args: Any, **kwargs: Any) -> Dict:
         """Safe load of our checkpoints and of upstream-format ones."""
         return load_checkpoint_file(checkpoint_path)
+
+    def _get_resume_state_config_or_new_config(self, resume_state_config: Any) -> Any:
+        """Upstream's choice between the stored and the current config, but the
+        code to run (``_target_`` nodes, imported modules) is always this run's."""
+        config = super()._get_resume_state_config_or_new_config(resume_state_config)
+        if config is None:
+            return config
+        return with_current_code(config, self.config)
 
     # ----------------------------------------------------------- resume state
     def _resume_files(self) -> ResumeStateFiles:
@@ -210,6 +220,30 @@ class DDPPOTrainer(PPOTrainer):
             self._rollout_tracker.mark_done(self.num_updates_done)
         return steps
 
+    def _collect_environment_result(self, buffer_index: int = 0) -> int:
+        """Upstream's, plus the step's time-limit cuts, read from each env's
+        info as upstream's loop receives it, into the storage."""
+        envs, cuts = self.envs, {}
+        wait, patched = envs.wait_step_at, "wait_step_at" in vars(envs)
+
+        def recording_wait(index: int) -> Any:
+            result = wait(index)
+            cuts[index] = truncated_from_info(result[3], result[2])
+            return result
+
+        envs.wait_step_at = recording_wait
+        try:
+            steps = super()._collect_environment_result(buffer_index)
+        finally:
+            if patched:
+                envs.wait_step_at = wait
+            else:
+                del envs.wait_step_at
+        mark = getattr(self._agent.rollouts, "mark_truncated", None)
+        if mark is not None:
+            mark(torch.tensor([cuts[i] for i in sorted(cuts)]), buffer_index)
+        return steps
+
     def _coalesce_post_step(
         self, losses: Dict[str, float], count_steps_delta: int
     ) -> Dict[str, float]:
@@ -313,7 +347,14 @@ class DDPPOTrainer(PPOTrainer):
         return self.num_steps_done / max(elapsed, 1e-9)
 
     def train(self) -> None:
-        """Train until the step/update budget is spent (or a stop signal)."""
+        """Train until the step/update budget is spent (or a stop signal).
+
+        Signal handlers and upstream's stop events are left as they were found.
+        """
+        with requeue.stop_handling():
+            self._train()
+
+    def _train(self) -> None:
         resume_state = self._resume_files().load()
         with self._envs_closed_on_error():
             self._init_train(resume_state)
@@ -361,10 +402,12 @@ class DDPPOTrainer(PPOTrainer):
         """Returns True when a stop signal ended the run early."""
         while not self.is_done():
             self._agent.pre_rollout()
-            if self._should_save_resume_state():
+            saved = self._should_save_resume_state()
+            if saved:
                 self._save_resume_state()
             if self._stop_requested():
-                self._save_resume_state()
+                if not saved:  # a second write would make the `.prev` copy this one
+                    self._save_resume_state()
                 requeue.requeue()
                 return True
             steps = self._collect_rollout()

@@ -37,7 +37,9 @@ from habitat_ver.config.schema import VERSystemConfig, hang_warning_seconds, sec
 from habitat_ver.distributed.ver_tracker import VERPreemptionTracker
 from habitat_ver.envs.builder import scenario_for
 from habitat_ver.envs.factory import env_builders
+from habitat_ver.system.reward_guard import NonFiniteRewards, max_nonfinite_rewards
 from habitat_ver.system.shared_buffers import record_episode_stats
+from habitat_ver.system.truncation import truncated_from_info_rows
 from habitat_ver.system.worker_pool import EnvWorkerPool
 from habitat_ver.trainers.ddppo import DDPPOTrainer
 from habitat_ver.trainers.ver_agent import VERAgentAccessMgr
@@ -51,6 +53,8 @@ class VERTrainer(DDPPOTrainer):
 
     # Run the env workers in this process (tests); set by tests only.
     serial_envs: bool = False
+    # Wall clock of collection times (seconds); tests substitute their own.
+    clock = staticmethod(time.monotonic)
 
     def __init__(self, config: Any = None):
         super().__init__(config)
@@ -65,8 +69,11 @@ class VERTrainer(DDPPOTrainer):
         # Multi-rank with distrib_preemption.policy=ver (else None).
         self._ver_tracker: Optional[VERPreemptionTracker] = None
         self._last_learn_time = 0.0
-        # Per rollout: fresh and stale steps, collection seconds, end time
-        # (epoch s), the previous learning time and VER's target S.
+        # Seconds the overlapped collector spent filling the current rollout.
+        self._overlap_collect_s = 0.0
+        # Per rollout: fresh and stale steps, collection seconds (overlapped
+        # collection included), end time (epoch s), the previous learning
+        # time and VER's target S.
         self.rollout_stats: List[Dict[str, Any]] = []
 
     # --------------------------------------------------------------- set-up
@@ -147,7 +154,12 @@ class VERTrainer(DDPPOTrainer):
         rollouts = self._agent.rollouts if rollouts is None else rollouts
         policy = self._agent.actor_critic if policy is None else policy
         observations, rewards, dones, infos = self.envs.read(ids)
-        if not first:
+        truncated = None
+        if first:  # no step completes: rewards unused
+            rewards = torch.zeros_like(rewards)
+        else:
+            truncated = truncated_from_info_rows(ids, infos, self.envs.info_names, dones)
+            rewards = self._nonfinite_rewards.clean(ids, rewards)
             self._record_episodes(ids, rewards, dones, infos)
         masks = torch.logical_not(dones).view(-1, 1)
         if first:
@@ -161,7 +173,7 @@ class VERTrainer(DDPPOTrainer):
             ids, observations=batch, recurrent_hidden_states=hidden,
             prev_actions=prev_actions, masks=masks, actions=out.actions,
             action_log_probs=out.action_log_probs, value_preds=out.values,
-            rewards=torch.nan_to_num(rewards, nan=0.0).view(-1, 1),
+            rewards=rewards.view(-1, 1), truncated=truncated,
         )
         self._hidden[ids] = out.rnn_hidden_states
         self._prev_actions[ids] = out.actions
@@ -172,12 +184,21 @@ class VERTrainer(DDPPOTrainer):
             self._init_state()
             self._act(torch.arange(self.envs.num_envs), first=True)
             self._fresh = False
-        held, self._held = self._held, []
         # Nothing fits when overlapped collection already filled this rollout
         # while PPO learnt: the held envs wait for the next one.
-        admitted = self._admit(held)
+        self._act_on_held()
+
+    def _act_on_held(self, rollouts: Any = None, policy: Any = None) -> None:
+        """Acts on the held envs that fit in ``rollouts``; the rest stay held.
+
+        Held envs have no action in flight, so no result of theirs will
+        arrive: whoever collects next must act on them first, or they idle.
+        """
+        held, self._held = self._held, []
+        admitted = self._admit(held, rollouts)
         if admitted:
-            self._act(torch.tensor(admitted, dtype=torch.long))
+            self._act(torch.tensor(admitted, dtype=torch.long), rollouts=rollouts,
+                      policy=policy)
 
     def _collect_rollout(self) -> int:
         """Collect until the rollout holds its T*N (NoVER: T per env) steps,
@@ -185,17 +206,24 @@ class VERTrainer(DDPPOTrainer):
         batch is the previous rollout's latest steps)."""
         self._agent.eval()
         rollouts = self._agent.rollouts
-        start = time.monotonic()
+        start = self.clock()
         self._start_rollout()
+        # Steps added to the preemption count so far: the first add also
+        # brings those collected during learning, which count towards S.
+        counted = 0
         while not rollouts.rollout_done:
             ids = self._admit(self._wait_ready())
             if ids:
-                before = rollouts.steps_collected
                 self._act(torch.tensor(ids, dtype=torch.long))
-                if self._preempted(rollouts.steps_collected - before):
+                new, counted = rollouts.steps_collected - counted, rollouts.steps_collected
+                if self._preempted(new):
                     break
         steps = rollouts.steps_collected
-        self._after_collection(time.monotonic() - start, steps)
+        # Steps collected while PPO learnt took that time too: without it the
+        # step time (VER's Time(S) estimate) is optimistic.
+        seconds = self.clock() - start + self._overlap_collect_s
+        self._overlap_collect_s = 0.0
+        self._after_collection(seconds, steps)
         self.env_steps_per_rollout.append(rollouts.env_steps.tolist())
         self.rollout_lengths.append(steps)
         return steps
@@ -283,6 +311,7 @@ class VERTrainer(DDPPOTrainer):
                 rollouts.after_update()
         self._agent.rollouts.increment_policy_version()
         self._agent.after_update()
+        losses["system/nonfinite_rewards"] = float(self._nonfinite_rewards.count)
         self._last_learn_time = time.monotonic() - start
         if self._ver_tracker is not None:
             last = self.rollout_stats[-1]
@@ -334,7 +363,11 @@ class VERTrainer(DDPPOTrainer):
         """The overlap thread: collect into ``rollouts`` until ``stop`` or full."""
         system = section_or_default(self.config, "ver_system", VERSystemConfig)
         n = self.envs.num_envs
+        start = self.clock()
         try:
+            # First: when learning outlasts this whole collection, held envs
+            # would otherwise get no action until the rollout after.
+            self._act_on_held(rollouts, policy)
             while not stop.is_set() and not rollouts.rollout_done:
                 try:
                     ready = self.envs.wait_ready(
@@ -349,9 +382,12 @@ class VERTrainer(DDPPOTrainer):
                               policy=policy)
         except BaseException as error:  # noqa: BLE001 - re-raised by the trainer
             failure.append(error)
+        finally:
+            self._overlap_collect_s = self.clock() - start
 
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:
         ver = self.config.habitat_baselines.rl.ver
+        self._nonfinite_rewards = NonFiniteRewards(max_nonfinite_rewards(self.config))
         super()._init_train(resume_state)
         if ver.num_inference_workers > 1:
             logger.info(

@@ -6,6 +6,7 @@ import torch
 from habitat_ver.algo.gae import (
     compute_discounted_returns,
     compute_gae,
+    compute_gae_sequences,
     dones_from_next_masks,
 )
 
@@ -182,3 +183,61 @@ def test_rejects_mismatched_shapes():
         compute_discounted_returns(
             rewards[0], dones[0], bootstrap, 0.99
         )
+
+
+def test_time_limit_truncation_bootstraps_from_the_value_after_the_cut():
+    # _hand_example with env 0's episode cut by a time limit after t=1, the
+    # state after the cut valued 6; gamma = lambda = 0.5.
+    # env 0: t=2: A2 = 3 (as before)
+    #        t=1: r' = 2 + 0.5*6 = 5, delta = 5 - 1 = 4, A1 = 4 (nothing
+    #             carried across the cut)
+    #        t=0: delta = 1, A0 = 1 + 0.25*4 = 2
+    # env 1 unchanged. Returns = A + V. Without GAE (gamma = 0.5):
+    #   env 0: R2 = 5, R1 = 2 + 0.5*6 = 5, R0 = 1 + 0.5*5 = 3.5
+    rewards, values, dones, bootstrap = _hand_example()
+    truncated = torch.zeros_like(dones)
+    truncated[1, 0] = True
+    after_cut = torch.full_like(values, float("nan"))  # read only where truncated
+    after_cut[1, 0] = 6.0
+    adv, ret = compute_gae(rewards, values, dones, bootstrap, 0.5, 0.5,
+                           truncated=truncated, truncation_values=after_cut)
+    torch.testing.assert_close(adv, torch.tensor([[2.0, -0.5625], [4.0, -0.25], [3.0, 1.0]]))
+    torch.testing.assert_close(ret, torch.tensor([[2.5, 0.4375], [5.0, 0.75], [5.0, 2.0]]))
+    ret = compute_discounted_returns(rewards, dones, bootstrap, 0.5, truncated=truncated,
+                                     truncation_values=after_cut)
+    torch.testing.assert_close(ret, torch.tensor([[3.5, 0.5], [5.0, 1.0], [5.0, 2.0]]))
+    # Sequences back to back give the same numbers (env 0 then env 1).
+    adv_seq, _ = compute_gae_sequences(
+        rewards.t().reshape(6, 1), values.t().reshape(6, 1), dones.t().reshape(6, 1),
+        bootstrap.view(2, 1), torch.tensor([3, 3]), 0.5, 0.5,
+        truncated=truncated.t().reshape(6, 1), truncation_values=after_cut.t().reshape(6, 1))
+    torch.testing.assert_close(adv_seq.view(2, 3).t(), adv)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_cut_valued_at_the_next_state_is_a_td0_step_across(seed):
+    # With lambda = 0, A_t = r_t + gamma * V_{t+1} - V_t: a cut at t whose
+    # value after is V_{t+1} gives the advantage of not ending there.
+    rewards, values, dones, bootstrap = _random_rollout(seed)
+    dones[:] = False
+    cut = dones.clone()
+    cut[2] = True
+    after = torch.cat([values[1:], bootstrap[None]], 0)
+    adv_cut, _ = compute_gae(rewards, values, cut, bootstrap, 0.9, 0.0,
+                             truncated=cut, truncation_values=after)
+    adv, _ = compute_gae(rewards, values, dones, bootstrap, 0.9, 0.0)
+    torch.testing.assert_close(adv_cut, adv)
+
+
+def test_truncation_errors_are_named():
+    rewards, values, dones, bootstrap = _hand_example()
+    truncated = torch.zeros_like(dones)
+    truncated[0, 0] = True  # not done there
+    with pytest.raises(ValueError, match="truncated must imply dones"):
+        compute_gae(rewards, values, dones, bootstrap, 0.5, 0.5, truncated=truncated,
+                    truncation_values=values)
+    with pytest.raises(ValueError, match="needs truncation_values"):
+        compute_gae(rewards, values, dones, bootstrap, 0.5, 0.5, truncated=dones)
+    with pytest.raises(TypeError, match="bool"):
+        compute_gae(rewards, values, dones, bootstrap, 0.5, 0.5, truncated=dones.float(),
+                    truncation_values=values)

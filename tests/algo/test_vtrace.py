@@ -34,6 +34,26 @@ def test_on_policy_equals_n_step_returns_hand_computed():
     torch.testing.assert_close(out.pg_advantages, adv)
 
 
+def test_time_limit_truncation_bootstraps_from_the_value_after_the_cut():
+    # _hand_example with the episode cut by a time limit after step 1 and
+    # the state after the cut valued 6; on-policy, gamma = 0.5:
+    #   v2 = 5, A2 = 3 (as before)
+    #   t=1: r' = 2 + 0.5*6 = 5: v1 = 5, A1 = 5 - 1 = 4
+    #   t=0: delta = 1 + 0.5*1 - 0.5 = 1, v0 = 0.5 + 1 + 0.5*(v1 - V1 = 4) = 3.5,
+    #        A0 = 1 + 0.5*v1 - 0.5 = 3
+    rewards, values, dones, boot = _hand_example()
+    after_cut = torch.tensor([[float("nan")], [6.0], [float("nan")]])
+    logp = torch.log(torch.full((3, 1), 0.3))
+    out = vtrace(logp, logp, rewards, values, dones, boot, gamma=0.5,
+                 truncated=dones.clone(), truncation_values=after_cut)
+    torch.testing.assert_close(out.vs, torch.tensor([[3.5], [5.0], [5.0]]))
+    torch.testing.assert_close(out.pg_advantages, torch.tensor([[3.0], [4.0], [3.0]]))
+    adv, ret = compute_gae(rewards, values, dones, boot, 0.5, 1.0,
+                           truncated=dones.clone(), truncation_values=after_cut)
+    torch.testing.assert_close(out.vs, ret)
+    torch.testing.assert_close(out.pg_advantages, adv)
+
+
 def test_off_policy_hand_computed():
     # pi/mu = [0.5/0.25, 0.25/0.5] = [2, 0.5]; V = [0.5, 1], r = [1, 2],
     # V_T = 2, gamma = 0.5, no episode end.

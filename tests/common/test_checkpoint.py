@@ -11,16 +11,31 @@ from habitat.config.default_structured_configs import HabitatConfig
 from habitat_ver.common.checkpoint import (
     CorruptCheckpointError,
     ResumeStateFiles,
+    UnusableResumeStateError,
     atomic_torch_save,
     config_to_plain,
     load_checkpoint_file,
+    save_checkpoint_file,
 )
 
 
 def _state(step: int):
     config = OmegaConf.create({"habitat_baselines": {"num_environments": 4}})
-    return {"state_dict": {"w": torch.full((3,), float(step))},
+    return {"state_dict": {"w": torch.full((3,), float(step)),
+                           "pattern": _PATTERN + step},
             "config": config_to_plain(config), "step": step}
+
+
+# Distinctive tensor data, found again in the file's bytes to flip one bit.
+_PATTERN = torch.arange(1000.0, 1064.0)
+
+
+def _flip_one_bit_of_tensor_data(path, step: int) -> None:
+    data = bytearray(path.read_bytes())
+    at = bytes(data).find((_PATTERN + step).numpy().tobytes())
+    assert at > 0, "tensor data not found in the file"
+    data[at + 100] ^= 0x04  # inside element 25: 1025.0 becomes another float
+    path.write_bytes(bytes(data))
 
 
 def test_round_trip_restores_tensors_and_config(tmp_path):
@@ -90,3 +105,50 @@ def test_resume_state_falls_back_to_previous_good_copy(tmp_path):
     with open(files.path, "r+b") as f:
         f.truncate(10)
     assert files.load()["step"] == 1
+
+
+def test_bit_flipped_tensor_data_is_reported_with_its_path(tmp_path):
+    path = tmp_path / "ckpt.3.pth"
+    save_checkpoint_file(_state(3), str(path))
+    _flip_one_bit_of_tensor_data(path, 3)
+    # torch itself does not notice: the flipped weight loads as another value.
+    flipped = torch.load(str(path), weights_only=True)["state_dict"]["pattern"]
+    assert not torch.equal(flipped, _PATTERN + 3)
+    with pytest.raises(CorruptCheckpointError, match=r"ckpt\.3\.pth.*checksum"):
+        load_checkpoint_file(str(path))
+
+
+def test_checksum_is_not_part_of_the_loaded_state(tmp_path):
+    path = tmp_path / "ckpt.pth"
+    save_checkpoint_file(_state(2), str(path))
+    assert sorted(load_checkpoint_file(str(path))) == ["config", "state_dict", "step"]
+
+
+def test_checkpoint_without_checksum_still_loads(tmp_path):
+    path = tmp_path / "old.pth"
+    torch.save({"state_dict": {"w": torch.ones(2)}, "step": 5}, str(path))
+    loaded = load_checkpoint_file(str(path))
+    assert loaded["step"] == 5 and torch.equal(loaded["state_dict"]["w"], torch.ones(2))
+
+
+def test_bit_flipped_resume_state_falls_back_to_previous_copy(tmp_path):
+    files = ResumeStateFiles(str(tmp_path))
+    files.save(_state(1))
+    files.save(_state(2))
+    _flip_one_bit_of_tensor_data(tmp_path / "resume-state.pth", 2)
+    assert files.load()["step"] == 1
+
+
+def test_both_resume_state_copies_corrupt_refuses_naming_both_and_the_way_out(tmp_path):
+    files = ResumeStateFiles(str(tmp_path))
+    files.save(_state(1))
+    files.save(_state(2))
+    for name in ("resume-state.pth", "resume-state.prev.pth"):
+        with open(tmp_path / name, "r+b") as f:
+            f.truncate(10)
+    with pytest.raises(UnusableResumeStateError) as raised:
+        files.load()
+    message = str(raised.value)
+    assert files.path in message and files.previous_path in message
+    assert "delete these files" in message and "checkpoint_folder" in message
+    assert isinstance(raised.value, CorruptCheckpointError)  # one-line CLI error

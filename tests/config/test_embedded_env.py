@@ -72,17 +72,10 @@ def test_bad_values_are_named(key, value, message):
 
 
 def test_validate_runs_it_on_a_run_config():
+    from habitat_ver.config.compose import get_config
     from habitat_ver.config.validate import validate
 
-    config = OmegaConf.create({
-        "habitat": {"env_task": "GymRegistryEnv", "env_task_gym_id": "CartPole-v1",
-                    "env_task_gym_dependencies": ["habitat_ver.envs"]},
-        "habitat_baselines": {
-            "num_environments": 2, "evaluate": False,
-            "rl": {"ppo": {"num_steps": 8, "num_mini_batch": 1, "ppo_epoch": 1},
-                   "ddppo": {"sync_frac": 0.6}},
-            "embedded_env": _section(**{"straggler.long_step_prob": 2.0}),
-        },
-    })
+    config = get_config("gym/ddppo_cartpole",
+                        ["habitat_baselines.embedded_env.straggler.long_step_prob=2.0"])
     with pytest.raises(ConfigError, match="long_step_prob=2.0"):
         validate(config)

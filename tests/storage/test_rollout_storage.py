@@ -9,6 +9,7 @@ import torch
 import habitat_ver  # noqa: F401  (enables sim-free mode before habitat imports)
 from gym import spaces
 from habitat_baselines.common.rollout_storage import RolloutStorage
+from habitat_baselines.rl.ppo.ppo import PPO
 
 from habitat_ver.storage.rollout_storage import LockstepRolloutStorage
 
@@ -56,11 +57,15 @@ def _fill(storages, seed, num_steps, double_buffered, done_prob=0.3):
     return torch.randn(NUM_ENVS, 1, generator=g)
 
 
-def _assert_buffers_equal(a, b):
+def _assert_buffers_equal(a, b, num_steps):
+    """Equal to upstream, except returns rows >= num_steps: NaN in ours."""
     keys_a, vals_a = a.buffers.flatten()
     keys_b, vals_b = b.buffers.flatten()
     assert keys_a == keys_b
     for k, va, vb in zip(keys_a, vals_a, vals_b):
+        if k == ("returns",):
+            assert torch.isnan(va[num_steps:]).all()
+            va, vb = va[:num_steps], vb[:num_steps]
         assert torch.equal(va, vb), k
 
 
@@ -89,7 +94,7 @@ def test_compute_returns_equals_upstream(
         )
         ours.compute_returns(next_value, use_gae, 0.99, 0.95)
         upstream.compute_returns(next_value, use_gae, 0.99, 0.95)
-        _assert_buffers_equal(ours, upstream)
+        _assert_buffers_equal(ours, upstream, num_steps)
         ours.after_update()
         upstream.after_update()
 
@@ -131,3 +136,32 @@ def test_uses_upstream_constructor_and_data_generator():
     batches = list(storage.data_generator(advantages, 2))
     assert len(batches) == 2
     assert batches[0]["returns"].shape == (NUM_STEPS * NUM_ENVS // 2, 1)
+
+
+def test_advantage_statistics_cover_only_the_rows_learnt_on():
+    # Rollout 1: T=3 full steps (their rows stay in the buffer). Rollout 2 is
+    # preempted after 1 step: values [1, 3], rewards [2, 1], not done,
+    # next_value [0, 1], gamma = tau = 0.5 give returns [2 + 0.5 * 0,
+    # 1 + 0.5 * 1] = [2, 1.5] and advantages [1, -1.5]: mean -0.25,
+    # unbiased var (1.25^2 + 1.25^2) / 1 = 3.125, so the normalised
+    # advantages are +-1.25 / sqrt(3.125) = +-0.70711. Upstream's statistics
+    # also took rows 1..3 (8 rows instead of 2).
+    storage = _make(LockstepRolloutStorage, num_envs=2)
+    for t in range(3):
+        storage.insert(value_preds=torch.full((2, 1), 5.0 + t),
+                       rewards=torch.full((2, 1), 10.0 * t),
+                       next_masks=torch.ones(2, 1, dtype=torch.bool))
+        storage.advance_rollout()
+    storage.compute_returns(torch.full((2, 1), 7.0), True, 0.5, 0.5)
+    storage.after_update()
+    storage.insert(value_preds=torch.tensor([[1.0], [3.0]]),
+                   rewards=torch.tensor([[2.0], [1.0]]),
+                   next_masks=torch.ones(2, 1, dtype=torch.bool))
+    storage.advance_rollout()
+    storage.compute_returns(torch.tensor([[0.0], [1.0]]), True, 0.5, 0.5)
+    ppo = SimpleNamespace(use_normalized_advantage=True,
+                          _compute_var_mean=PPO._compute_var_mean)
+    advantages = PPO.get_advantages(ppo, storage)
+    assert int(torch.isfinite(advantages).sum()) == 2
+    torch.testing.assert_close(advantages[0, :, 0], torch.tensor([0.70711, -0.70711]),
+                               atol=1e-5, rtol=0)

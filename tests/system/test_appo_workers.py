@@ -6,6 +6,7 @@ in a fresh interpreter, as tests/system/test_worker_pool.py does for VER.
 """
 
 import functools
+import math
 import os
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from habitat_ver.policies.compact_policy import CompactPolicy
 from habitat_ver.system.appo_buffers import SlotPool, TrajectoryBuffers
 from habitat_ver.system.appo_policy_worker import PolicyWorker
 from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool, split_groups
+from habitat_ver.system.reward_guard import NonFiniteRewardError
 
 EPISODE = 5  # the counting env's episode length
 
@@ -48,16 +50,56 @@ class CountingEnv(gym.Env):
         return self._obs(), float(self.count), self.episode_step == EPISODE, {}
 
 
-def _worker(num_envs=4, num_workers=2, T=4):
+class NaNRewardEnv(CountingEnv):
+    """A CountingEnv whose reward is NaN at every third step count."""
+
+    def step(self, action):
+        obs, reward, done, info = super().step(action)
+        return obs, (math.nan if self.count % 3 == 0 else reward), done, info
+
+
+class CutCountingEnv(CountingEnv):
+    """A CountingEnv whose episode ends are reported as gym's TimeLimit cuts."""
+
+    def step(self, action):
+        obs, reward, done, info = super().step(action)
+        return obs, reward, done, ({"TimeLimit.truncated": True} if done else info)
+
+
+def _worker(num_envs=4, num_workers=2, T=4, env_cls=CountingEnv, **kwargs):
     pool = RolloutWorkerPool(
-        [(i, functools.partial(CountingEnv, i)) for i in range(num_envs)],
+        [(i, functools.partial(env_cls, i)) for i in range(num_envs)],
         num_workers, num_groups=2, serial=True)
     policy = CompactPolicy(pool.observation_space, pool.action_space, hidden_size=8)
     slots = 32
     trajectories = TrajectoryBuffers.allocate(
         slots, T, pool.observation_space, pool.action_space, (1, 8))
-    worker = PolicyWorker(pool, policy, trajectories, SlotPool(slots), torch.device("cpu"))
+    worker = PolicyWorker(pool, policy, trajectories, SlotPool(slots), torch.device("cpu"),
+                          **kwargs)
     return pool, worker, trajectories
+
+
+def test_nonfinite_rewards_are_learnt_as_zero_then_fail_naming_the_env():
+    # Env 1 of 2 pays NaN at counts 3 and 6 (learnt as 0); the third, at
+    # count 9, exceeds max_nonfinite_rewards=2.
+    pool, worker, traj = _worker(
+        num_envs=2, num_workers=1, T=4, max_nonfinite_rewards=2,
+        env_cls=lambda i: NaNRewardEnv(i) if i == 1 else CountingEnv(i))
+    pool.reset()
+    worker.publish(worker.policy.state_dict(), 0)
+    worker.start(pool.all_groups())
+    try:
+        with pytest.raises(NonFiniteRewardError, match=r"environment 1 returned reward nan: "
+                                                       r"3 non-finite"):
+            while True:
+                worker.take_full()
+    finally:
+        pool.close()
+    assert worker.nonfinite_rewards.count == 3
+    # Env 1's first slot (counts 0..4): the reward after count 3 is 0.
+    (first,) = [s for s in range(len(traj.env_ids)) if int(traj.env_ids[s]) == 1
+                and float(traj.observations["obs"][s, 0, 0]) == 1000.0]
+    assert traj.rewards[first, :, 0].tolist() == [1.0, 2.0, 0.0, 4.0]
 
 
 def test_groups_split_each_workers_envs_in_two():
@@ -138,3 +180,25 @@ def test_failing_env_is_named_and_every_worker_is_gone(
     assert error.count("ERROR:") == 1
     assert processes_left(str(marker_dir)) == []
     assert shm_left_since(shm_before) == set()
+
+
+def test_time_limit_cuts_are_stored_with_the_trajectories():
+    # Env 1 reports its episode ends (every 5 steps) as time-limit cuts; env 0
+    # ends its episodes itself.
+    pool, worker, traj = _worker(
+        num_envs=2, num_workers=1, T=4,
+        env_cls=lambda i: CutCountingEnv(i) if i == 1 else CountingEnv(i))
+    pool.reset()
+    worker.publish(worker.policy.state_dict(), 0)
+    worker.start(pool.all_groups())
+    try:
+        full = [worker.take_full() for _ in range(6)]
+    finally:
+        pool.close()
+    batch = traj.batch(full)
+    for column, slot in enumerate(full):
+        ends = traj.dones[slot, :, 0]
+        cuts = batch["truncated"][:, column, 0]
+        assert cuts.tolist() == (ends.tolist() if int(traj.env_ids[slot]) == 1
+                                 else [False] * 4)
+    assert int(batch["truncated"].sum()) >= 2

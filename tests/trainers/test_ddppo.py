@@ -11,9 +11,18 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from habitat_ver.common.checkpoint import ResumeStateFiles, load_checkpoint_file
+from habitat_baselines.rl.ddppo.ddp_utils import EXIT
+
+from habitat_ver.common.checkpoint import (
+    ResumeStateFiles,
+    UnusableResumeStateError,
+    load_checkpoint_file,
+    save_checkpoint_file,
+)
 from habitat_ver.config.compose import get_config
-from habitat_ver.run import execute_exp
+from habitat_ver.distributed.requeue import STOP_SIGNALS
+from habitat_ver.run import execute_exp, get_trainer_class
+from habitat_ver.trainers.ddppo import DDPPOTrainer
 
 from .conftest import run_overrides
 
@@ -104,3 +113,119 @@ def test_evaluate_runs_the_saved_checkpoint(out_dir):
     (reward,) = events.Scalars("eval_reward/average_reward")
     # CartPole pays 1 per step; episodes last between 8 and 500 steps.
     assert 8 <= reward.value <= 500
+
+
+def test_time_limit_cuts_reach_the_lockstep_storage(out_dir):
+    # Env 1's every 4th step is reported as gym's TimeLimit cut; the storage
+    # flags exactly those steps and bootstraps each from its own value.
+    config = get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=1))
+    trainer = DDPPOTrainer(config)
+    trainer._init_train()
+    wait, calls = trainer.envs.wait_step_at, [0]
+
+    def cut_every_4th_step_of_env_1(index):
+        obs, reward, done, info = wait(index)
+        if index == 1:
+            calls[0] += 1
+            if calls[0] % 4 == 0:
+                done, info = True, dict(info, **{"TimeLimit.truncated": True})
+        return obs, reward, done, info
+
+    trainer.envs.wait_step_at = cut_every_4th_step_of_env_1
+    try:
+        trainer._collect_rollout()
+        rollouts = trainer._agent.rollouts
+        cuts = rollouts.truncated[1 : NUM_STEPS + 1, :, 0]
+        assert cuts[:, 1].tolist() == [(t + 1) % 4 == 0 for t in range(NUM_STEPS)]
+        assert not cuts[:, 0].any()
+        gamma = config.habitat_baselines.rl.ppo.gamma
+        rollouts.compute_returns(torch.zeros(2, 1), True, gamma, 0.95)
+        buffers = rollouts.buffers
+        expected = buffers["rewards"][3, 1] + gamma * buffers["value_preds"][3, 1]
+        torch.testing.assert_close(buffers["returns"][3, 1], expected)
+    finally:
+        trainer.envs.close()
+STOP_AFTER = 2  # updates before the in-process SIGTERM
+
+
+@pytest.fixture(scope="module")
+def sigterm_run(tmp_path_factory):
+    """A run that SIGTERMs itself after update 2, then a second run in the same
+    process; returns the first run's folder and the signal state around it."""
+    out = tmp_path_factory.mktemp("sigterm") / "run"
+    trainer = get_trainer_class("ddppo")(
+        get_config("gym/ddppo_cartpole", run_overrides(out, num_updates=10)))
+    learn = trainer._learn
+
+    def learn_then_signal(steps):
+        losses = learn(steps)
+        if trainer.num_updates_done == STOP_AFTER:
+            os.kill(os.getpid(), signal.SIGTERM)  # handled: stop after this update
+        return losses
+
+    trainer._learn = learn_then_signal
+    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    trainer.train()
+    after = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    exit_set = EXIT.is_set()
+    second = execute_exp(
+        get_config("gym/ddppo_cartpole", run_overrides(out.parent / "second", num_updates=2)),
+        "train")
+    return dict(out=out, first=trainer, before=before, after=after, exit_set=exit_set,
+                second=second)
+
+
+def test_sigterm_stop_keeps_the_previous_resume_state_as_prev(sigterm_run):
+    assert sigterm_run["first"].num_updates_done == STOP_AFTER
+    files = ResumeStateFiles(str(sigterm_run["out"] / "checkpoints"))
+    newest = load_checkpoint_file(files.path)["requeue_stats"]["num_updates_done"]
+    previous = load_checkpoint_file(files.previous_path)["requeue_stats"]["num_updates_done"]
+    # save_resume_state_interval=1: one write per update, so `.prev` is the
+    # state one update earlier, not a second copy of the newest.
+    assert (newest, previous) == (STOP_AFTER, STOP_AFTER - 1)
+
+
+def test_training_restores_signal_handlers_and_clears_the_stop_event(sigterm_run):
+    assert sigterm_run["after"] == sigterm_run["before"]
+    assert not sigterm_run["exit_set"]
+    # A second trainer in the same process is not stopped by the first's signal.
+    assert sigterm_run["second"].num_updates_done == 2
+
+
+def test_run_refuses_to_start_over_when_both_resume_states_are_corrupt(out_dir):
+    folder = out_dir / "checkpoints"
+    folder.mkdir(parents=True)
+    (folder / "ckpt.0.pth").write_bytes(b"the old run's first checkpoint")
+    for name in ("resume-state.pth", "resume-state.prev.pth"):
+        (folder / name).write_bytes(b"PK\x03\x04 not a whole zip")
+    trainer = get_trainer_class("ddppo")(
+        get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=1)))
+    with pytest.raises(UnusableResumeStateError, match="resume-state.prev.pth"):
+        trainer.train()
+    assert (folder / "ckpt.0.pth").read_bytes() == b"the old run's first checkpoint"
+
+
+def test_checkpoint_config_cannot_choose_code_to_run_at_evaluation(out_dir, tmp_path):
+    execute_exp(get_config("gym/ddppo_cartpole", run_overrides(out_dir, 1)), "train")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    # A clean, weights_only-loadable checkpoint (checksum included) whose
+    # stored config asks Hydra to call open(victim, "w").
+    state = torch.load(str(out_dir / "checkpoints" / "latest.pth"), weights_only=True)
+    state.pop("habitat_ver_checksum")
+    state["config"]["habitat_baselines"]["vector_env_factory"] = {
+        "_target_": "builtins.open", "file": str(victim), "mode": "w"}
+    evil = out_dir / "evil.pth"
+    save_checkpoint_file(state, str(evil))
+    eval_config = get_config(
+        "gym/ddppo_cartpole",
+        run_overrides(out_dir)
+        + [f"habitat_baselines.eval_ckpt_path_dir={evil}",
+           "habitat_baselines.test_episode_count=2", "habitat_baselines.evaluate=True"],
+    )
+    assert eval_config.habitat_baselines.load_resume_state_config  # upstream's default
+    execute_exp(eval_config, "eval")  # with this run's env factory
+    assert victim.read_text() == "precious"
+    events = EventAccumulator(str(out_dir / "tb"))
+    events.Reload()
+    assert len(events.Scalars("eval_reward/average_reward")) == 1

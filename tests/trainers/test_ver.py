@@ -1,17 +1,21 @@
 """The `ver` trainer on CartPole: variable rollouts, NoVER, inflight actions."""
 
 import os
+import queue
 import signal
 import subprocess
 import sys
 import time
 
+import gym
 import pytest
 import torch
 
 from habitat_ver.common.checkpoint import ResumeStateFiles
 from habitat_ver.config.compose import get_config
+from habitat_ver.config.validate import ConfigError
 from habitat_ver.run import execute_exp
+from habitat_ver.system.reward_guard import NonFiniteRewardError
 from habitat_ver.trainers.ver import VERTrainer
 
 from .conftest import run_overrides
@@ -169,6 +173,212 @@ def test_a_rollout_filled_while_learning_is_taken_as_it_is(out_dir):
         # The held envs start the rollout after: nothing lost, nothing twice.
         assert trainer._collect_rollout() == T * N
         assert trainer.num_steps_done == 2 * T * N
+    finally:
+        trainer.envs.close()
+
+
+def test_overlapped_collector_acts_on_held_envs_first(out_dir):
+    # In-process envs, learning outlasting collection: env 0's result arrives
+    # when the rollout is full, so it is held. The overlapped collector must
+    # act on it; it stayed idle before (next rollout's counts [0, 24, 24]).
+    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2, num_envs=3) + [
+        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
+    trainer = VERTrainer(config)
+    trainer.serial_envs = True
+    trainer._init_train()
+    try:
+        assert trainer._collect_rollout() == T * 3
+        ready = trainer._wait_ready()
+        assert ready == [0, 1, 2]
+        trainer.envs.push_back(ready[1:])
+        assert trainer._admit(ready[:1]) == [] and trainer._held == [0]
+        update = trainer._agent.updater.update
+
+        def update_once_next_rollout_full(rollouts):
+            nxt = trainer._agent._spare
+            deadline = time.monotonic() + 60
+            while not nxt.rollout_done and time.monotonic() < deadline:
+                time.sleep(0.005)
+            return update(rollouts)
+
+        trainer._agent.updater.update = update_once_next_rollout_full
+        trainer._learn(T * 3)
+        counts = trainer._agent.rollouts.env_steps.tolist()
+        assert sum(counts) == T * 3 and min(counts) >= T - 1, counts
+    finally:
+        trainer.envs.close()
+
+
+def test_nonfinite_rewards_are_counted_then_fail_naming_the_env(out_dir):
+    # Env 1 of 2 pays NaN at every step: its 16 steps of rollout 1 are learnt
+    # as 0 and counted; with max_nonfinite_rewards=20 the 21st is fatal.
+    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2) + [
+        "habitat_baselines.rl.max_nonfinite_rewards=20"])
+    trainer = VERTrainer(config)
+    trainer.serial_envs = True
+    trainer._init_train()
+    read = trainer.envs.read
+
+    def read_nan_for_env_1(ids):
+        observations, rewards, dones, infos = read(ids)
+        rewards[ids == 1] = float("nan")
+        return observations, rewards, dones, infos
+
+    trainer.envs.read = read_nan_for_env_1
+    try:
+        assert trainer._collect_rollout() == T * N
+        rollouts = trainer._agent.rollouts
+        learnable = rollouts._slots["learnable"] & (rollouts._slots["env_ids"] == 1)
+        assert int(learnable.sum()) == 16
+        assert rollouts.buffers["rewards"][learnable].abs().sum() == 0.0
+        losses = trainer._learn(T * N)
+        assert losses["system/nonfinite_rewards"] == 16.0
+        with pytest.raises(NonFiniteRewardError,
+                           match=r"environment 1 returned reward nan: 21 non-finite"):
+            trainer._collect_rollout()
+    finally:
+        trainer.envs.close()
+
+
+def test_bad_max_nonfinite_rewards_is_named(out_dir):
+    # (A float is refused by the schema's int type when the config is composed.)
+    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 1) + [
+        "habitat_baselines.rl.max_nonfinite_rewards=-1"])
+    with pytest.raises(ConfigError, match=r"max_nonfinite_rewards=-1 .*integer >= 0"):
+        VERTrainer(config)
+
+
+SHORT_CARTPOLE = "habitat_ver_test/ShortCartPole-v0"
+
+
+def test_time_limit_cuts_bootstrap_in_the_storage(out_dir):
+    # CartPole cut after 3 steps (never falls that soon): every episode end is
+    # gym's TimeLimit cut, and each cut step's return is r + gamma * V(s_t).
+    if SHORT_CARTPOLE not in gym.envs.registry.env_specs:
+        gym.register(SHORT_CARTPOLE, entry_point="gym.envs.classic_control:CartPoleEnv",
+                     max_episode_steps=3)
+    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2) + [
+        f"habitat.env_task_gym_id={SHORT_CARTPOLE}"])
+    trainer = VERTrainer(config)
+    trainer.serial_envs = True
+    trainer._init_train()
+    try:
+        trainer._collect_rollout()
+        rollouts = trainer._agent.rollouts
+        learnable = rollouts._slots["learnable"]
+        dones, cuts = rollouts._slots["dones"][learnable], rollouts._slots["truncated"][learnable]
+        assert int(dones.sum()) >= 8 and torch.equal(cuts, dones)
+        gamma = config.habitat_baselines.rl.ppo.gamma
+        rollouts.compute_returns(None, True, gamma, config.habitat_baselines.rl.ppo.tau)
+        slots = torch.nonzero(rollouts._slots["truncated"] & learnable).view(-1)
+        torch.testing.assert_close(rollouts.buffers["returns"][slots],
+                                   1.0 + gamma * rollouts.buffers["value_preds"][slots])
+    finally:
+        trainer.envs.close()
+
+
+class _RecordingTracker:
+    """Stands in for VERPreemptionTracker: records the published step times."""
+
+    target = None
+
+    def __init__(self):
+        self.step_times, self.counted = [], []
+
+    def publish(self, update, step_time, learn_time):
+        self.step_times.append(step_time)
+
+    def should_preempt(self, update, new_steps):
+        self.counted.append(new_steps)
+        return False
+
+    def plan_next(self, update):
+        return T * 3
+
+    def forget(self, update):
+        pass
+
+
+def test_step_time_counts_the_time_of_steps_collected_while_learning(out_dir):
+    # A clock that advances 0.01 s per env step sent (in-process envs step at
+    # once): 3 envs stepping in turn take 0.03 s per step of one env. Learning
+    # outlasts collection, so the overlapped collector fills all 48 steps of
+    # rollout 2 (0.48 s) and its own collection window adds none. Its step
+    # time is 0.48 s * 3 envs / 48 steps = 0.03 s; it was 0 (0 s / 48 steps).
+    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2, num_envs=3) + [
+        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
+    trainer = VERTrainer(config)
+    trainer.serial_envs = True
+    trainer._init_train()
+    sent = [0]
+    trainer.clock = lambda: 0.01 * sent[0]
+    send = trainer.envs.send_actions
+
+    def counting_send(ids, actions):
+        sent[0] += len(ids)
+        send(ids, actions)
+
+    trainer.envs.send_actions = counting_send
+    trainer._ver_tracker = tracker = _RecordingTracker()
+    try:
+        assert trainer._collect_rollout() == T * 3
+        update = trainer._agent.updater.update
+
+        def update_once_next_rollout_full(rollouts):
+            nxt, deadline = trainer._agent._spare, time.monotonic() + 60
+            while not nxt.rollout_done and time.monotonic() < deadline:
+                time.sleep(0.005)
+            return update(rollouts)
+
+        trainer._agent.updater.update = update_once_next_rollout_full
+        trainer._learn(T * 3)
+        before = sent[0]
+        assert trainer._collect_rollout() == T * 3
+        assert sent[0] == before  # nothing left to collect after learning
+        assert tracker.step_times[1] == pytest.approx(0.03)
+        assert trainer.rollout_stats[1]["collect_s"] == pytest.approx(0.48)
+    finally:
+        trainer.envs.close()
+
+
+def test_steps_collected_while_learning_count_towards_the_preemption_target(out_dir):
+    # Learning ends once the overlapped collector has 8 steps of rollout 2;
+    # the rest come in the collection window. All 48 count towards VER's S
+    # (before: only the window's, 40 or fewer).
+    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2, num_envs=3) + [
+        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
+    trainer = VERTrainer(config)
+    trainer.serial_envs = True
+    trainer._init_train()
+    trainer._ver_tracker = tracker = _RecordingTracker()
+    try:
+        trainer._collect_rollout()
+        assert tracker.counted == []  # the first rollout is never preempted
+        update = trainer._agent.updater.update
+
+        wait_ready = trainer.envs.wait_ready
+
+        def nothing_ready(*args, **kwargs):
+            time.sleep(0.001)
+            raise queue.Empty
+
+        def update_once_8_steps_collected(rollouts):
+            nxt, deadline = trainer._agent._spare, time.monotonic() + 60
+            while nxt.steps_collected < 8 and time.monotonic() < deadline:
+                time.sleep(0.005)
+            trainer.envs.wait_ready = nothing_ready  # the collector idles while PPO learns
+            try:
+                return update(rollouts)
+            finally:
+                trainer.envs.wait_ready = wait_ready
+
+        trainer._agent.updater.update = update_once_8_steps_collected
+        trainer._learn(T * 3)
+        overlapped = trainer._agent.rollouts.steps_collected
+        assert 8 <= overlapped < T * 3
+        trainer._collect_rollout()
+        assert sum(tracker.counted) == T * 3
+        assert tracker.counted[0] >= overlapped
     finally:
         trainer.envs.close()
 
