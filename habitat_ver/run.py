@@ -32,6 +32,7 @@ from omegaconf.errors import OmegaConfBaseException
 from habitat_ver.common.checkpoint import CorruptCheckpointError
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
 from habitat_ver.config.validate import ConfigError
+from habitat_ver.system.worker_pool import EnvWorkerError
 from hydra_plugins.habitat_ver_plugin import HabitatVerSearchPathPlugin
 
 # Errors that mean "this run cannot start as configured": reported in one line.
@@ -43,6 +44,7 @@ USER_ERRORS = (
     OmegaConfBaseException,
 )
 USAGE_EXIT_CODE = 2
+ENV_FAILURE_EXIT_CODE = 1
 INTERRUPTED_EXIT_CODE = 130  # the shell's code for SIGINT
 
 
@@ -110,6 +112,10 @@ def _hydra_main(cfg: Any) -> None:
         execute_exp(cfg, "eval" if cfg.habitat_baselines.evaluate else "train")
     except USER_ERRORS as error:
         _fail(error)
+    except EnvWorkerError as error:
+        # Names the env and holds its worker's traceback: the one report.
+        print(f"habitat_ver.run: {error}", file=sys.stderr)
+        sys.exit(ENV_FAILURE_EXIT_CODE)
     except KeyboardInterrupt:
         # The trainer already shut its env workers down (train()'s finally).
         print("habitat_ver.run: interrupted; restart the same command to resume "

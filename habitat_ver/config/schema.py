@@ -19,6 +19,7 @@ from habitat_baselines.config.default_structured_configs import (
 from habitat_ver.config.appo import HabitatVerRLConfig
 from habitat_ver.config.embedded_env import EmbeddedEnvConfig
 from habitat_ver.config.ver_policy import VERPolicyConfig
+from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
 
 T = TypeVar("T")
 
@@ -41,6 +42,14 @@ class VERSystemConfig:
     min_batch_fraction: float = 0.25
     # ...but never longer than this, in milliseconds, after the first arrived.
     max_wait_ms: float = 2.0
+
+
+@dataclass
+class EnvWorkersConfig:
+    """How the trainers watch their env worker processes."""
+
+    # Seconds one env step or reset may take before a warning names the env (> 0).
+    hang_warning_seconds: float = DEFAULT_HANG_WARNING_S
 
 
 @dataclass
@@ -70,6 +79,8 @@ class HabitatVerBaselinesConfig(HabitatBaselinesRLConfig):
     # Straggler preemption of multi-rank runs (DD-PPO's or VER's).
     distrib_preemption: DistribPreemptionConfig = field(
         default_factory=DistribPreemptionConfig)
+    # Watching env workers: hung steps are reported.
+    env_workers: EnvWorkersConfig = field(default_factory=EnvWorkersConfig)
 
 
 def section_or_default(config: Any, key: str, schema: Type[T]) -> T:
@@ -78,6 +89,11 @@ def section_or_default(config: Any, key: str, schema: Type[T]) -> T:
     if key in baselines:
         return baselines[key]
     return OmegaConf.structured(schema)
+
+
+def hang_warning_seconds(config: Any) -> float:
+    """``habitat_baselines.env_workers.hang_warning_seconds`` (or its default)."""
+    return float(section_or_default(config, "env_workers", EnvWorkersConfig).hang_warning_seconds)
 
 
 def register_configs() -> None:

@@ -222,6 +222,17 @@ def validate_appo(config: Any) -> None:
     _check(appo.max_policy_lag >= 0, key + "max_policy_lag", appo.max_policy_lag, "must be >= 0")
 
 
+def validate_env_workers(config: Any) -> None:
+    """``habitat_baselines.env_workers`` (absent from upstream-based configs)."""
+    section = config.habitat_baselines.get("env_workers")
+    if section is None:
+        return
+    seconds = section.hang_warning_seconds
+    _check(seconds > 0 and math.isfinite(seconds),
+           "habitat_baselines.env_workers.hang_warning_seconds", seconds,
+           "a finite number of seconds > 0")
+
+
 def validate_eval(config: Any) -> None:
     """Evaluation needs an existing checkpoint file or folder."""
     baselines = config.habitat_baselines
@@ -247,6 +258,7 @@ def validate(config: Any) -> None:
     validate_ver(config)
     validate_gym_id(config)
     validate_appo(config)
+    validate_env_workers(config)
     validate_eval(config)
     embedded = config.habitat_baselines.get("embedded_env")
     if embedded is not None:

@@ -10,7 +10,10 @@ Compared with upstream's ``HabitatVectorEnvFactory`` it
 * splits scenes without shuffling the read-only config list in place (upstream
   crashes with ``ReadonlyConfigError`` for any explicit list of 2+ scenes);
 * makes the worker processes import :mod:`habitat_ver` first, so that they
-  also run in sim-free mode.
+  also run in sim-free mode;
+* returns a :class:`~habitat_ver.system.vector_env.GuardedVectorEnv`: an env
+  that raises or hangs is named, stop signals work while one hangs, and no
+  worker outlives the trainer.
 """
 
 import functools
@@ -22,7 +25,9 @@ from habitat import VectorEnv, logger
 from habitat.config import read_write
 from habitat_baselines.common.env_factory import VectorEnvFactory
 
-from habitat_ver.envs.builder import build_env
+from habitat_ver.config.schema import hang_warning_seconds
+from habitat_ver.envs.builder import build_env, scenario_for
+from habitat_ver.system.vector_env import GuardedVectorEnv
 
 GYM_ENV_TASK = "GymRegistryEnv"
 
@@ -73,7 +78,7 @@ def _preload_in_workers() -> None:
 
 
 class VerVectorEnvFactory(VectorEnvFactory):
-    """Builds habitat's ``VectorEnv`` over :func:`build_env` workers."""
+    """Builds a guarded ``VectorEnv`` over :func:`build_env` workers."""
 
     def construct_envs(
         self,
@@ -106,10 +111,13 @@ class VerVectorEnvFactory(VectorEnvFactory):
             for i in range(num_environments)
         )
         _preload_in_workers()
-        return VectorEnv(
+        return GuardedVectorEnv(
             make_env_fn=build_env,
             env_fn_args=env_args,
             workers_ignore_signals=workers_ignore_signals,
+            describe=lambda i: f"global index {first_index + i}, "
+            f"{scenario_for(config, first_index + i)}",
+            hang_warning_s=hang_warning_seconds(config),
         )
 
     @staticmethod

@@ -16,6 +16,8 @@ total (:meth:`RolloutWorkerPool.close`), also after a failure, whose report
 names the env index and carries its traceback.
 """
 
+import atexit
+import contextlib
 import enum
 import multiprocessing as mp
 import os
@@ -24,12 +26,20 @@ import traceback
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from habitat_ver.distributed.requeue import ignore_stop_signals
-from habitat_ver.system.env_worker import EnvStepper, Report, TrainerGone, _next_command
+from habitat_ver.system.env_worker import (
+    EnvStepper,
+    Report,
+    TrainerGone,
+    _next_command,
+    start_watch,
+)
 from habitat_ver.system.shared_buffers import EnvSharedBuffers
+from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
 from habitat_ver.system.worker_pool import (
     START_TIMEOUT_S,
     EnvWorkerError,
     stop_worker_processes,
+    warn_hung,
 )
 
 # (global env index, zero-argument picklable env builder)
@@ -65,13 +75,17 @@ class RolloutWorker:
         envs: ``(global env index, env)`` pairs.
         num_groups: groups stepped alternately.
         on_info_names: see :class:`EnvStepper`.
+        watch: marks each env's step as in progress (a worker process's
+            :class:`~habitat_ver.system.trainer_watch.TrainerWatch`).
     """
 
     def __init__(
         self, index: int, envs: Sequence[Tuple[int, Any]], num_groups: int,
         on_info_names: Callable[[int, List[str]], None] = lambda i, names: None,
+        watch: Any = None,
     ):
         self.index = index
+        self._busy = watch.busy if watch is not None else lambda i: contextlib.nullcontext()
         self.steppers = {
             env_index: EnvStepper(env, env_index, None, on_info_names=on_info_names)
             for env_index, env in envs
@@ -89,7 +103,8 @@ class RolloutWorker:
         for env_index in env_ids:
             stepper = self.steppers[env_index]
             try:
-                stepper.reset() if reset else stepper.step()
+                with self._busy(env_index):
+                    stepper.reset() if reset else stepper.step()
             except Exception as error:  # noqa: BLE001 - reported with the env index
                 raise EnvFailed(env_index, traceback.format_exc()) from error
 
@@ -110,16 +125,18 @@ class RolloutWorker:
 
 def init_process(
     index: int, makers: Sequence[EnvMaker], num_groups: int, commands: Any,
-    reports: Any, trainer_pid: int,
+    reports: Any, trainer_pid: int, hang_warning_s: float,
 ) -> None:
     """Entry point of a rollout worker process.
 
     Protocol: build the envs, report ``(SPACES, worker, spaces)``, receive the
     shared buffers as the first command, then serve ``(Command, group)``
     until CLOSE.  An env that raises is reported once as
-    ``(FAILED, env index, traceback)`` and ends the worker.
+    ``(FAILED, env index, traceback)`` and ends the worker; one stuck in a
+    step for ``hang_warning_s`` is reported once as ``(HUNG, env index, s)``.
     """
     ignore_stop_signals()  # the trainer decides how to stop, and stops us
+    watch = start_watch(trainer_pid, hang_warning_s, reports)
     current = -1
     try:
         envs = []
@@ -128,6 +145,7 @@ def init_process(
         worker = RolloutWorker(
             index, envs, num_groups,
             on_info_names=lambda i, names: reports.put((Report.INFO_NAMES, i, names)),
+            watch=watch,
         )
         reports.put((Report.SPACES, index, worker.spaces()))
         worker.set_buffers(_next_command(commands, trainer_pid))
@@ -156,13 +174,17 @@ class RolloutWorkerPool:
         num_groups: groups per worker; must divide ``k``.
         describe: row -> a short description for error messages.
         serial: run the workers in the thread that calls :meth:`send`.
+        hang_warning_s: seconds one env step may take before a warning names
+            the env (worker processes only).
     """
 
     def __init__(
         self, makers: Sequence[EnvMaker], num_workers: int, num_groups: int,
         describe: Callable[[int], str] = str, serial: bool = False,
+        hang_warning_s: float = DEFAULT_HANG_WARNING_S,
     ):
         self.num_envs = len(makers)
+        self._hang_warning_s = hang_warning_s
         self.num_workers = num_workers
         self._describe = describe
         self._serial = serial
@@ -208,10 +230,12 @@ class RolloutWorkerPool:
         context.set_forkserver_preload(["habitat_ver"])
         self._reports = context.Queue()
         self._commands = [context.SimpleQueue() for _ in chunks]
+        atexit.register(self.close)  # also on any exit path (workers ignore SIGTERM)
         for w, chunk in enumerate(chunks):
             process = context.Process(
                 target=init_process,
-                args=(w, list(chunk), num_groups, self._commands[w], self._reports, os.getpid()),
+                args=(w, list(chunk), num_groups, self._commands[w], self._reports, os.getpid(),
+                      self._hang_warning_s),
                 daemon=True, name=f"habitat_ver-appo-rollout-{w}",
             )
             process.start()
@@ -288,6 +312,9 @@ class RolloutWorkerPool:
             if report[0] == Report.INFO_NAMES:
                 self._set_info_names(report[1], report[2])
                 continue
+            if report[0] == Report.HUNG:
+                warn_hung(report[1], self._describe(report[1]), report[2], self._hang_warning_s)
+                continue
             return report
 
     def _fail(self, env_index: int, details: str) -> None:
@@ -303,6 +330,7 @@ class RolloutWorkerPool:
         if self._closed:
             return
         self._closed = True
+        atexit.unregister(self.close)
         for hook in self.close_hooks:
             hook()
         if self._serial:

@@ -19,6 +19,7 @@ from habitat_baselines.utils.info_dict import extract_scalars_from_info
 
 from habitat_ver.distributed.requeue import ignore_stop_signals
 from habitat_ver.system.shared_buffers import InfoColumns
+from habitat_ver.system.trainer_watch import PARENT_CHECK_SECONDS, TrainerWatch, trainer_alive
 
 
 class Command(enum.IntEnum):
@@ -33,6 +34,7 @@ class Report(enum.IntEnum):
     FAILED = 2  # payload: the formatted traceback
     CLOSED = 3
     INFO_NAMES = 4  # payload: env i's info metric names, sent when they grow
+    HUNG = 5  # payload: seconds env i has been inside one step or reset so far
 
 
 def _as_dict(observation: Any) -> dict:
@@ -89,30 +91,8 @@ class EnvStepper:
         self.buffers.write_step(self.index, _as_dict(observation), reward, done, values)
 
 
-# Seconds between two checks that the trainer is still alive.
-PARENT_CHECK_SECONDS = 2.0
-
-
 class TrainerGone(Exception):
     """The trainer process died without shutting this worker down."""
-
-
-def _alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie, dead but not yet reaped, is not)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            # "pid (comm) state ...": the state follows the last ")".
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-    except OSError:  # no /proc (macOS): existence only
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
 
 
 def _next_command(commands: Any, trainer_pid: int) -> Any:
@@ -125,14 +105,22 @@ def _next_command(commands: Any, trainer_pid: int) -> Any:
     """
     # SimpleQueue has no timeout; its reading end (a Connection) can poll.
     while not commands._reader.poll(PARENT_CHECK_SECONDS):
-        if not _alive(trainer_pid):
+        if not trainer_alive(trainer_pid):
             raise TrainerGone(f"trainer process {trainer_pid} is gone")
     return commands.get()
 
 
+def start_watch(trainer_pid: int, hang_warning_s: float, reports: Any) -> TrainerWatch:
+    """This worker's :class:`TrainerWatch`, reporting hangs as ``HUNG``."""
+    return TrainerWatch(
+        trainer_pid, hang_warning_s,
+        on_hang=lambda i, seconds: reports.put((Report.HUNG, i, seconds)),
+    ).start()
+
+
 def init_process(
     index: int, make_env: Callable[[], Any], commands: Any, reports: Any,
-    trainer_pid: int,
+    trainer_pid: int, hang_warning_s: float,
 ) -> None:
     """Entry point of an env worker process.
 
@@ -145,10 +133,12 @@ def init_process(
         commands: this worker's command queue.
         reports: the queue shared by all workers.
         trainer_pid: the trainer's process; the worker exits when it is gone.
+        hang_warning_s: a step or reset taking longer is reported (``HUNG``).
     """
     # Ctrl-C and SLURM's signals go to the whole process group: the trainer
     # decides how to stop, and shuts this worker down.
     ignore_stop_signals()
+    watch = start_watch(trainer_pid, hang_warning_s, reports)
     try:
         env = make_env()
         reports.put((Report.SPACES, index, EnvStepper(env, index, None).spaces()))
@@ -156,20 +146,24 @@ def init_process(
             env, index, _next_command(commands, trainer_pid),
             on_info_names=lambda i, names: reports.put((Report.INFO_NAMES, i, names)),
         )
-        _serve(stepper, commands, reports, trainer_pid)
+        _serve(stepper, commands, reports, trainer_pid, watch)
     except TrainerGone:
         return
     except Exception:  # noqa: BLE001 - reported to the trainer, which raises
         reports.put((Report.FAILED, index, f"[pid {os.getpid()}] {traceback.format_exc()}"))
 
 
-def _serve(stepper: EnvStepper, commands: Any, reports: Any, trainer_pid: int) -> None:
+def _serve(
+    stepper: EnvStepper, commands: Any, reports: Any, trainer_pid: int, watch: TrainerWatch
+) -> None:
     while True:
         command = _next_command(commands, trainer_pid)
         if command == Command.STEP:
-            stepper.step()
+            with watch.busy(stepper.index):
+                stepper.step()
         elif command == Command.RESET:
-            stepper.reset()
+            with watch.busy(stepper.index):
+                stepper.reset()
         else:
             stepper.env.close()
             reports.put((Report.CLOSED, stepper.index, None))

@@ -11,6 +11,7 @@ also after a worker failed (the error names the env, its scenario and the
 worker's traceback).
 """
 
+import atexit
 import collections
 import multiprocessing as mp
 import os
@@ -19,40 +20,61 @@ import time
 import traceback
 from typing import Any, Callable, Deque, Dict, List, Optional, Sequence
 
+from habitat import logger
 from torch import Tensor
 
 from habitat_ver.system.env_worker import Command, EnvStepper, Report, init_process
 from habitat_ver.system.shared_buffers import EnvSharedBuffers
+from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
 
 START_TIMEOUT_S = 300.0
+
+
+# Seconds a worker has to exit after its CLOSE before it is killed.
+CLOSE_GRACE_S = 5.0
+
+
+def end_processes(processes: Sequence[Any], grace_s: float = CLOSE_GRACE_S) -> None:
+    """Join ``processes`` (already told to stop) within ``grace_s`` in all,
+    then kill whatever is left: our workers ignore SIGTERM, and one stuck in
+    an env call never reads its CLOSE."""
+    deadline = time.monotonic() + grace_s
+    for process in processes:
+        process.join(timeout=max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.is_alive():
+            process.kill()
+            process.join()
 
 
 def stop_worker_processes(
     processes: Sequence[Any], commands: Sequence[Any], close: Any, reports: Any
 ) -> None:
     """Ask each live worker to stop (``close`` on its command queue), then
-    terminate, and at last kill, whatever has not exited; close ``reports``.
-    Nothing is left running, also when a worker hangs or already died."""
+    kill whatever has not exited in time; close ``reports``.  Nothing is left
+    running, also when a worker hangs or already died."""
     for queue_, process in zip(commands, processes):
         if process.is_alive():
             try:
                 queue_.put(close)
             except (OSError, ValueError):
                 pass
-    for process in processes:
-        process.join(timeout=5)
-        if process.is_alive():
-            process.terminate()
-            process.join(timeout=5)
-        if process.is_alive():
-            process.kill()
-            process.join()
+    end_processes(processes)
     reports.close()
     reports.join_thread()
 
 
 class EnvWorkerError(RuntimeError):
     """An environment raised; the message names it and carries its traceback."""
+
+
+def warn_hung(env_index: int, description: str, seconds: float, limit_s: float) -> None:
+    """One warning per hung step or reset (the worker reports it once)."""
+    logger.warning(
+        f"environment {env_index} ({description}) has been inside one step or reset "
+        f"for {seconds:.1f} s (habitat_baselines.env_workers.hang_warning_seconds="
+        f"{limit_s:g}); still waiting for it"
+    )
 
 
 class EnvWorkerPool:
@@ -62,14 +84,18 @@ class EnvWorkerPool:
         make_envs: one zero-argument, picklable env builder per env.
         describe: env index -> a short description for error messages.
         serial: run the envs in this process.
+        hang_warning_s: seconds one step or reset may take before a warning
+            names the env (worker processes only).
     """
 
     def __init__(
         self, make_envs: Sequence[Callable[[], Any]],
         describe: Callable[[int], str] = str, serial: bool = False,
+        hang_warning_s: float = DEFAULT_HANG_WARNING_S,
     ):
         self.num_envs = len(make_envs)
         self._describe = describe
+        self._hang_warning_s = hang_warning_s
         self._serial = serial
         self._ready: Deque[int] = collections.deque()
         self._processes: List[Any] = []
@@ -99,10 +125,14 @@ class EnvWorkerPool:
         context.set_forkserver_preload(["habitat_ver"])
         self._reports = context.Queue()
         self._commands = [context.SimpleQueue() for _ in make_envs]
+        # Whatever ends the process, close first: multiprocessing's own exit
+        # handler only terminates daemons, and ours ignore SIGTERM.
+        atexit.register(self.close)
         for index, make in enumerate(make_envs):
             process = context.Process(
                 target=init_process,
-                args=(index, make, self._commands[index], self._reports, os.getpid()),
+                args=(index, make, self._commands[index], self._reports, os.getpid(),
+                      self._hang_warning_s),
                 daemon=True, name=f"habitat_ver-env-{index}",
             )
             process.start()
@@ -142,6 +172,9 @@ class EnvWorkerPool:
                     self._fail(report[1], report[2])
             if report[0] == Report.INFO_NAMES:
                 self._set_info_names(report[1], report[2])
+                continue
+            if report[0] == Report.HUNG:
+                warn_hung(report[1], self._describe(report[1]), report[2], self._hang_warning_s)
                 continue
             return report[1]
 
@@ -237,6 +270,7 @@ class EnvWorkerPool:
         if self._closed:
             return
         self._closed = True
+        atexit.unregister(self.close)
         if self._serial:
             for stepper in self._steppers:
                 stepper.env.close()

@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional
 from habitat import logger
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 
+from habitat_ver.config.schema import hang_warning_seconds
 from habitat_ver.envs.builder import scenario_for
 from habitat_ver.envs.factory import env_builders
 from habitat_ver.system.appo_buffers import SlotPool, TrajectoryBuffers
@@ -67,7 +68,7 @@ class AppoTrainer(DDPPOTrainer):
         self._use_env_workers(RolloutWorkerPool(
             env_builders(config), appo.num_rollout_workers, appo.num_env_groups,
             describe=lambda i: f"env index {i}, scenario {scenario_for(config, i)}",
-            serial=appo.serial,
+            serial=appo.serial, hang_warning_s=hang_warning_seconds(config),
         ))
 
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:

@@ -17,7 +17,7 @@ import contextlib
 import os
 import time
 from collections import deque
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import torch
 from habitat import logger
@@ -363,25 +363,26 @@ class DDPPOTrainer(PPOTrainer):
 
     def _train(self) -> None:
         resume_state = self._resume_files().load()
-        self._init_train(resume_state)
-        requeue.install_stop_handlers()  # after upstream's (SLURM only) handlers
-        self._init_preemption()
-        if self._is_distributed:
-            torch.distributed.barrier()
-        if resume_state is not None:
-            self._restore(resume_state)
-        stopped = False
-        writer_context = (
-            get_writer(
-                self.config,
-                resume_run_id=self._run_id,
-                flush_secs=self.flush_secs,
-                purge_step=int(self.num_steps_done),
+        with self._envs_closed_on_error():
+            self._init_train(resume_state)
+            requeue.install_stop_handlers()  # after upstream's (SLURM only) handlers
+            self._init_preemption()
+            if self._is_distributed:
+                torch.distributed.barrier()
+            if resume_state is not None:
+                self._restore(resume_state)
+            writer_context = (
+                get_writer(
+                    self.config,
+                    resume_run_id=self._run_id,
+                    flush_secs=self.flush_secs,
+                    purge_step=int(self.num_steps_done),
+                )
+                if rank0_only()
+                else contextlib.nullcontext()
             )
-            if rank0_only()
-            else contextlib.nullcontext()
-        )
-        progress = self._make_progress()
+            progress = self._make_progress()
+        stopped = False
         try:
             with writer_context as writer:
                 if writer is not None:
@@ -391,6 +392,18 @@ class DDPPOTrainer(PPOTrainer):
             progress.close()
             self.envs.close()
         self._finish(stopped)
+
+    @contextlib.contextmanager
+    def _envs_closed_on_error(self) -> Iterator[None]:
+        """Set-up after the env workers started (agent, optimizer, stores) may
+        raise: shut the workers down before the error leaves ``train()``, or
+        the interpreter's exit waits for them forever (they ignore SIGTERM)."""
+        try:
+            yield
+        except BaseException:
+            if self.envs is not None:
+                self.envs.close()
+            raise
 
     def _train_loop(self, writer: Any, progress: RunProgress) -> bool:
         """Returns True when a stop signal ended the run early."""

@@ -33,7 +33,7 @@ from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from habitat_baselines.utils.common import inference_mode
 from torch import Tensor
 
-from habitat_ver.config.schema import VERSystemConfig, section_or_default
+from habitat_ver.config.schema import VERSystemConfig, hang_warning_seconds, section_or_default
 from habitat_ver.distributed.ver_tracker import VERPreemptionTracker
 from habitat_ver.envs.builder import scenario_for
 from habitat_ver.envs.factory import env_builders
@@ -86,7 +86,7 @@ class VERTrainer(DDPPOTrainer):
         self._use_env_workers(EnvWorkerPool(
             [make for _, make in makers],
             describe=lambda i: f"global index {first + i}, {scenario_for(config, first + i)}",
-            serial=self.serial_envs,
+            serial=self.serial_envs, hang_warning_s=hang_warning_seconds(config),
         ))
 
     def _create_agent(self, resume_state: Any, **kwargs: Any) -> Any:

@@ -1,7 +1,9 @@
-"""An env that raises at its third step, for the failure tests (not collected).
+"""Envs that raise or hang at their third step, for the failure tests (not collected).
 
-Importing it registers the gym id ``RaisesOnThirdStep-v0``.
+Importing it registers the gym ids ``RaisesOnThirdStep-v0`` and ``HangsOnThirdStep-v0``.
 """
+
+import time
 
 import gym
 from gym.envs.registration import register
@@ -20,3 +22,16 @@ class RaisesOnThirdStep(gym.Wrapper):
 
 
 register(id="RaisesOnThirdStep-v0", entry_point=RaisesOnThirdStep)
+
+
+class HangsOnThirdStep(RaisesOnThirdStep):
+    """Its third step never returns (a deadlocked simulator)."""
+
+    def step(self, action):
+        self.steps += 1
+        if self.steps == 3:
+            time.sleep(3600)
+        return self.env.step(action)
+
+
+register(id="HangsOnThirdStep-v0", entry_point=HangsOnThirdStep)

@@ -165,7 +165,7 @@ def test_policy_worker_acts_with_the_latest_published_version():
 @pytest.mark.multiproc
 @pytest.mark.parametrize("mode", ["processes", "serial"])
 def test_failing_env_is_named_and_every_worker_is_gone(
-    tmp_path, mode, processes_mentioning, marked_scripts
+    tmp_path, mode, processes_left, marked_scripts, shm_left_since
 ):
     script = marked_scripts("appo_faulty_run.py", "faulty_envs.py")
     marker_dir = script.parent
@@ -178,8 +178,8 @@ def test_failing_env_is_named_and_every_worker_is_gone(
     assert "all rollout workers were shut down" in error
     assert "ValueError: boom at step 3" in error  # the worker's traceback
     assert error.count("ERROR:") == 1
-    assert processes_mentioning(str(marker_dir)) == []
-    assert set(os.listdir("/dev/shm")) - shm_before == set()
+    assert processes_left(str(marker_dir)) == []
+    assert shm_left_since(shm_before) == set()
 
 
 def test_time_limit_cuts_are_stored_with_the_trajectories():

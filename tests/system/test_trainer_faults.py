@@ -1,0 +1,161 @@
+"""Trainer-level faults: errors after the env workers started, hung envs,
+a trainer killed while an env is stuck.  Each run is a fresh interpreter
+started from a marker folder, so every process it leaves is found."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+RUN_TIMEOUT_S = 240
+
+
+def start_script(script, *args):
+    """Starts ``script`` in its own session; output goes to files beside it,
+    so a process the run leaves behind cannot keep a reader waiting."""
+    out_path, err_path = script.parent / "stdout.txt", script.parent / "stderr.txt"
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        return subprocess.Popen([sys.executable, str(script), *map(str, args)],
+                                cwd=script.parent, stdout=out, stderr=err,
+                                start_new_session=True)
+
+
+def finish(proc, script, timeout=RUN_TIMEOUT_S):
+    """``(exit code, stdout, stderr)``; a run that outlives ``timeout`` is
+    killed with its whole process group and fails the test."""
+    err_path = script.parent / "stderr.txt"
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        pytest.fail(f"{script.name} still running after {timeout} s:\n"
+                    f"{err_path.read_text()[-3000:]}")
+    return proc.returncode, (script.parent / "stdout.txt").read_text(), err_path.read_text()
+
+
+def run_script(script, *args, timeout=RUN_TIMEOUT_S):
+    return finish(start_script(script, *args), script, timeout)
+
+
+@pytest.mark.multiproc
+@pytest.mark.parametrize("trainer", ["ver", "appo", "ddppo"])
+@pytest.mark.parametrize("kind", ["config", "other"])
+def test_error_after_workers_started_shuts_them_down(
+    trainer, kind, tmp_path, processes_left, marked_scripts, shm_left_since
+):
+    script = marked_scripts("setup_error_run.py")
+    shm_before = set(os.listdir("/dev/shm"))
+    code, out, err = run_script(script, trainer, kind, tmp_path / "out")
+    # One per env (ver, ddppo); appo: two rollout workers of 2 envs each.
+    workers = {"ver": 4, "appo": 2, "ddppo": 4}[trainer]
+    assert f"env workers running: {workers}" in out, err[-3000:]
+    if kind == "config":  # the CLI's one-line error
+        assert code == 2, err[-3000:]
+        assert "Traceback" not in err
+        assert "habitat_ver.run: error: habitat_baselines.rl.ppo.lr=-1.0 is not allowed" in err
+    else:
+        assert code == 1, err[-3000:]
+        assert "ValueError: Invalid learning rate: injected" in err
+    assert processes_left(str(script.parent)) == []
+    assert shm_left_since(shm_before) == set()
+
+
+@pytest.mark.multiproc
+@pytest.mark.parametrize("pool", ["ver", "appo"])
+def test_hung_env_is_named_once_while_the_others_step(
+    pool, processes_left, marked_scripts, shm_left_since
+):
+    script = marked_scripts("hung_env_run.py", "faulty_envs.py")
+    shm_before = set(os.listdir("/dev/shm"))
+    code, out, err = run_script(script, pool, "warn")
+    assert code == 0, err[-3000:]
+    warnings = [line for line in err.splitlines() if "inside one step or reset" in line]
+    assert len(warnings) == 1, err[-3000:]
+    assert "environment 1 (HangsOnThirdStep)" in warnings[0]
+    assert "hang_warning_seconds=1" in warnings[0]
+    # Env 0 went on stepping: far more results than env 1's two steps.
+    assert int(out.split("results: ")[1]) > 10
+    assert processes_left(str(script.parent)) == []
+    assert shm_left_since(shm_before) == set()
+
+
+@pytest.mark.multiproc
+@pytest.mark.parametrize("pool", ["ver", "appo"])
+def test_trainer_killed_while_an_env_hangs_leaves_no_process(
+    pool, processes_left, pids_left, marked_scripts
+):
+    script = marked_scripts("hung_env_run.py", "faulty_envs.py")
+    code, out, err = run_script(script, pool, "sigkill")
+    assert code == -signal.SIGKILL and "pids:" in out, err[-3000:]
+    # Two workers, the forkserver and the resource tracker.
+    pids = [int(p) for p in out.split("pids:")[1].split()]
+    assert len(pids) == 4
+    leftovers = pids_left(pids)
+    for pid in leftovers:  # this run's; killed so that a failure leaves nothing
+        os.kill(pid, signal.SIGKILL)
+    assert leftovers == []
+    assert processes_left(str(script.parent)) == []
+
+
+HANG_WARNING = "environment 1 (global index 1, HangsOnThirdStep-v0) has been inside one step"
+
+
+def _wait_for_warning(proc, script):
+    """Blocks until the run warned that env 1 hangs (it is stuck for good)."""
+    err_path = script.parent / "stderr.txt"
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while HANG_WARNING not in err_path.read_text():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            pytest.fail(f"no hang warning:\n{err_path.read_text()[-3000:]}")
+        time.sleep(0.2)
+
+
+@pytest.mark.multiproc
+def test_ddppo_env_that_raises_is_reported_once(
+    tmp_path, processes_left, marked_scripts, shm_left_since
+):
+    script = marked_scripts("ddppo_faulty_run.py", "faulty_envs.py")
+    shm_before = set(os.listdir("/dev/shm"))
+    code, _, err = run_script(script, "raises", tmp_path / "out")
+    assert code == 1, err[-3000:]
+    assert ("habitat_ver.run: environment 1 (global index 1, RaisesOnThirdStep-v0) failed; "
+            "all env workers were shut down.") in err
+    assert err.count("ValueError: boom at step 3") == 1  # the worker's traceback, once
+    assert err.count("Traceback") == 1
+    assert "EOFError" not in err
+    assert processes_left(str(script.parent)) == []
+    assert shm_left_since(shm_before) == set()
+
+
+@pytest.mark.multiproc
+@pytest.mark.parametrize("stop", ["sigterm", "ctrl-c", "sigkill"])
+def test_ddppo_hung_env_is_named_and_the_run_stops(
+    stop, tmp_path, processes_left, marked_scripts
+):
+    script = marked_scripts("ddppo_faulty_run.py", "faulty_envs.py")
+    proc = start_script(script, "hangs", tmp_path / "out")
+    _wait_for_warning(proc, script)
+    if stop == "sigterm":
+        os.kill(proc.pid, signal.SIGTERM)
+    elif stop == "ctrl-c":  # a terminal signals the whole foreground group
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        os.kill(proc.pid, signal.SIGKILL)
+    code, _, err = finish(proc, script, timeout=60)
+    assert err.count("has been inside one step") == 1  # warned once
+    if stop == "sigterm":
+        assert code == 1, err[-3000:]
+        assert "a stop was requested after it hung" in err
+        assert "habitat_ver.run: environment 1 (global index 1, HangsOnThirdStep-v0)" in err
+    elif stop == "ctrl-c":
+        assert code == 130, err[-3000:]
+        assert "habitat_ver.run: interrupted" in err
+    else:
+        assert code == -signal.SIGKILL
+    assert processes_left(str(script.parent)) == []
