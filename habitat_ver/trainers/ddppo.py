@@ -341,7 +341,9 @@ class DDPPOTrainer(PPOTrainer):
             with writer_context as writer:
                 if writer is not None:
                     self._run_id = writer.get_run_id()
-                    writer = CurveRecorder(writer, self.curve_points)
+                    writer = CurveRecorder(
+                        writer, self.curve_points, lambda: self.window_reward() is not None
+                    )
                 stopped = self._train_loop(writer, progress)
         finally:
             progress.close()

@@ -11,7 +11,7 @@ was plotted without parsing pixels.
 import json
 import os
 import tempfile
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 # TensorBoard scalar names habitat-baselines' PPOTrainer._training_log writes.
 REWARD_TAG = "reward"
@@ -27,14 +27,20 @@ class CurveRecorder:
         writer: the writer to forward every call to.
         points: where the recorded ``{tag: [[step, value], ...]}`` go; shared
             so the trainer keeps them after the writer is closed.
+        has_episodes: whether any episode has finished yet; before that the
+            logged reward is a placeholder 0 (upstream divides by max(count, 1))
+            and is left off the curve.
     """
 
-    def __init__(self, writer: Any, points: Dict[str, List[List[float]]]):
+    def __init__(self, writer: Any, points: Dict[str, List[List[float]]],
+                 has_episodes: Callable[[], bool] = lambda: True):
         self._writer = writer
         self.points = points
+        self._has_episodes = has_episodes
 
     def add_scalar(self, tag: str, value: Any, step: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if tag in (REWARD_TAG, SPS_TAG) and step is not None:
+        keep = tag == SPS_TAG or (tag == REWARD_TAG and self._has_episodes())
+        if keep and step is not None:
             self.points.setdefault(tag, []).append([float(step), float(value)])
         return self._writer.add_scalar(tag, value, step, *args, **kwargs)
 

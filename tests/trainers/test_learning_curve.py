@@ -9,6 +9,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from habitat_ver.config.compose import get_config
 from habitat_ver.run import execute_exp
 from habitat_ver.trainers.learning_curve import (
+    CurveRecorder,
     REWARD_TAG,
     SPS_TAG,
     read_curve_points,
@@ -68,3 +69,27 @@ def test_failed_write_leaves_old_curve_and_no_temp_file(tmp_path, monkeypatch):
     assert path.read_bytes() == before
     assert read_curve_points(str(path)) == points
     assert sorted(os.listdir(tmp_path)) == ["c.png"]
+
+
+class _Writer:
+    def __init__(self):
+        self.calls = []
+
+    def add_scalar(self, tag, value, step=None):
+        self.calls.append((tag, value, step))
+
+    def flush(self):
+        return "flushed"
+
+
+def test_recorder_forwards_everything_and_skips_placeholder_rewards():
+    writer, points, episodes = _Writer(), {}, [False]
+    recorder = CurveRecorder(writer, points, lambda: episodes[0])
+    recorder.add_scalar(REWARD_TAG, 0.0, 32)  # no episode finished: placeholder
+    recorder.add_scalar(SPS_TAG, 50.0, 32)
+    episodes[0] = True
+    recorder.add_scalar(REWARD_TAG, 2.5, 64)
+    recorder.add_scalar("losses/value", 1.0, 64)
+    assert points == {SPS_TAG: [[32.0, 50.0]], REWARD_TAG: [[64.0, 2.5]]}
+    assert len(writer.calls) == 4  # every call still reaches TensorBoard
+    assert recorder.flush() == "flushed"
