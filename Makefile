@@ -47,9 +47,9 @@ VENV39 ?= .venv39
 PY39 := $(VENV39)/bin/python
 STAMP39 := $(VENV39)/.habitat-ver-installed
 
+# 3.9's bundled setuptools (58) cannot build our pyproject without isolation.
 $(PY39):
 	PYENV_VERSION=$${PYENV_VERSION:-3.9} $(PYTHON39) -m venv $(VENV39)
-	# 3.9's bundled setuptools (58) cannot build our pyproject without isolation.
 	$(PY39) -m pip install --quiet --upgrade pip 'setuptools>=68' wheel
 
 $(STAMP39): $(PY39) pyproject.toml setup.py .ci/py39-constraints.txt
