@@ -1,12 +1,17 @@
 """habitat-ver: VER, DD-PPO and APPO trainers for habitat-baselines.
 
-Importing this package enables sim-free mode when habitat-sim is missing and
+Importing this package checks the installed habitat-lab/habitat-baselines
+versions, enables sim-free mode when habitat-sim is missing and
 registers every trainer, storage, updater and policy with habitat-baselines'
 registry (see :mod:`habitat_ver.registration`).  Nothing else runs at import.
 """
 
-from habitat_ver.compat import llvm_order as _llvm_order
-from habitat_ver.compat import sim_free as _sim_free
+from habitat_ver.compat import versions as _versions
+
+_versions.check_habitat_versions()  # one clear error for an old habitat-lab
+
+from habitat_ver.compat import llvm_order as _llvm_order  # noqa: E402
+from habitat_ver.compat import sim_free as _sim_free  # noqa: E402
 
 _llvm_order.load_triton_first()  # before habitat-sim: see compat/llvm_order.py
 _sim_free.activate()

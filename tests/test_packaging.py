@@ -31,6 +31,8 @@ def test_wheel_contains_configs_plugin_and_package(wheel):
     assert "hydra_plugins/habitat_ver_plugin/__init__.py" in names
     assert "hydra_plugins/__init__.py" not in names  # a namespace package
     assert "habitat_ver/registration.py" in names
+    # a regular package: Python 3.9's importlib.resources (Hydra's pkg://) needs it
+    assert "habitat_ver_configs/habitat_baselines/__init__.py" in names
     assert not any(n.startswith("tests/") for n in names)
 
 

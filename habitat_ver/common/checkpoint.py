@@ -20,7 +20,7 @@ import importlib
 import logging
 import os
 import tempfile
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from omegaconf import DictConfig, OmegaConf
@@ -144,7 +144,9 @@ def _resolve(name: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
-def _config_globals(path: str) -> List[Any]:
+def _config_globals(path: str) -> List[Tuple[Any, str]]:
+    # (object, full name) pairs: torch keys a bare object by its __name__,
+    # which typing aliases such as typing.List lack before Python 3.10.
     names = torch.serialization.get_unsafe_globals_in_checkpoint(path)
     refused = [n for n in names if not _is_safe_global(n)]
     if refused:
@@ -153,7 +155,7 @@ def _config_globals(path: str) -> List[Any]:
             f"it pickles objects that are not config records: {sorted(refused)}; "
             "refusing to unpickle them",
         )
-    return [_resolve(n) for n in names]
+    return [(_resolve(n), n) for n in names]
 
 
 def load_checkpoint_file(path: str) -> Dict[str, Any]:

@@ -45,6 +45,7 @@ from habitat_ver.config.validate import ConfigError, validate
 from habitat_ver.distributed import requeue
 from habitat_ver.distributed.preemption import RolloutTracker
 from habitat_ver.system.truncation import truncated_from_info
+from habitat_ver.trainers.learning_curve import CurveRecorder, curve_path, write_curve_png
 from habitat_ver.trainers.progress import RunProgress, RunSummary
 
 
@@ -72,6 +73,8 @@ class DDPPOTrainer(PPOTrainer):
         self._last_checkpoint_step: Optional[float] = None
         self._run_id: Optional[str] = None
         self.last_summary: Optional[RunSummary] = None
+        # This session's logged reward and steps/s ({tag: [[step, value], ...]}).
+        self.curve_points: Dict[str, List[List[float]]] = {}
         # Multi-rank: a stop signal on any rank, agreed in the last all-reduce.
         self._stop_agreed = False
 
@@ -387,6 +390,9 @@ class DDPPOTrainer(PPOTrainer):
             with writer_context as writer:
                 if writer is not None:
                     self._run_id = writer.get_run_id()
+                    writer = CurveRecorder(
+                        writer, self.curve_points, lambda: self.window_reward() is not None
+                    )
                 stopped = self._train_loop(writer, progress)
         finally:
             progress.close()
@@ -440,5 +446,13 @@ class DDPPOTrainer(PPOTrainer):
             tensorboard_dir=baselines.tensorboard_dir,
             log_file=baselines.log_file,
             stopped_early=stopped,
+            learning_curve=write_curve_png(
+                self.curve_points, curve_path(baselines.log_file), self._run_title()
+            ),
         )
         print(self.last_summary.render(), flush=True)
+
+    def _run_title(self) -> str:
+        habitat = self.config.habitat
+        task = habitat.env_task_gym_id or habitat.env_task
+        return f"{self.config.habitat_baselines.trainer_name} on {task}"

@@ -26,6 +26,8 @@ class RunSummary:
     tensorboard_dir: str
     log_file: str
     stopped_early: bool = False
+    # The PNG of return and steps/s against steps (None: nothing was logged).
+    learning_curve: Optional[str] = None
     notes: List[str] = field(default_factory=list)
 
     def render(self) -> str:
@@ -40,6 +42,8 @@ class RunSummary:
             f"  tensorboard  : {self.tensorboard_dir}",
             f"  log file     : {self.log_file}",
         ]
+        if self.learning_curve is not None:
+            lines.append(f"  learning curve: {self.learning_curve}")
         lines += [f"  {note}" for note in self.notes]
         return "\n".join(lines)
 

@@ -1,0 +1,108 @@
+"""The learning curve of a run: return and steps/s against steps, as a PNG.
+
+The points are exactly the values the trainer logs to TensorBoard (``reward``
+and ``perf/fps`` at ``num_steps_done``): :class:`CurveRecorder` wraps the
+writer and keeps a copy of those scalars as they pass.  At the end of a run
+the curve is drawn and written atomically; the points are also stored in the
+PNG's text metadata (key :data:`METADATA_KEY`, JSON) so a reader can check what
+was plotted without parsing pixels.
+"""
+
+import json
+import os
+import tempfile
+from typing import Any, Callable, Dict, List, Optional
+
+# TensorBoard scalar names habitat-baselines' PPOTrainer._training_log writes.
+REWARD_TAG = "reward"
+SPS_TAG = "perf/fps"
+METADATA_KEY = "habitat_ver_curve"
+FILE_NAME = "learning_curve.png"
+
+
+class CurveRecorder:
+    """A TensorBoard writer proxy that records the reward and steps/s scalars.
+
+    Args:
+        writer: the writer to forward every call to.
+        points: where the recorded ``{tag: [[step, value], ...]}`` go; shared
+            so the trainer keeps them after the writer is closed.
+        has_episodes: whether any episode has finished yet; before that the
+            logged reward is a placeholder 0 (upstream divides by max(count, 1))
+            and is left off the curve.
+    """
+
+    def __init__(self, writer: Any, points: Dict[str, List[List[float]]],
+                 has_episodes: Callable[[], bool] = lambda: True):
+        self._writer = writer
+        self.points = points
+        self._has_episodes = has_episodes
+
+    def add_scalar(self, tag: str, value: Any, step: Any = None, *args: Any, **kwargs: Any) -> Any:
+        keep = tag == SPS_TAG or (tag == REWARD_TAG and self._has_episodes())
+        if keep and step is not None:
+            self.points.setdefault(tag, []).append([float(step), float(value)])
+        return self._writer.add_scalar(tag, value, step, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._writer, name)
+
+
+def curve_path(log_file: str) -> str:
+    """Where a run's curve goes: beside its log file (the run's output folder)."""
+    return os.path.join(os.path.dirname(os.path.abspath(log_file)), FILE_NAME)
+
+
+def write_curve_png(points: Dict[str, List[List[float]]], path: str, title: str) -> Optional[str]:
+    """Draw return and steps/s against steps; write ``path`` atomically.
+
+    Args:
+        points: ``{REWARD_TAG: [[step, return], ...], SPS_TAG: [[step, sps], ...]}``.
+        path: the PNG to write (its folder is created).
+        title: the figure title (e.g. the config name).
+
+    Returns:
+        ``path``, or None when there is no point to draw.
+    """
+    if not points.get(REWARD_TAG) and not points.get(SPS_TAG):
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display on training machines
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7, 6), tight_layout=True)
+    panels = figure.subplots(2, 1, sharex=True)
+    for axis, tag, label in (
+        (panels[0], REWARD_TAG, "mean episode return"),
+        (panels[1], SPS_TAG, "steps/s"),
+    ):
+        series = points.get(tag, [])
+        axis.plot([p[0] for p in series], [p[1] for p in series], marker=".")
+        axis.set_ylabel(label)
+        axis.grid(True, alpha=0.3)
+    panels[1].set_xlabel("environment steps")
+    panels[0].set_title(title)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(dir=folder, prefix=".curve-", suffix=".png")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            figure.savefig(out, format="png", dpi=100,
+                           metadata={METADATA_KEY: json.dumps(points)})
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def read_curve_points(path: str) -> Dict[str, List[List[float]]]:
+    """The points stored in a curve PNG written by :func:`write_curve_png`."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        return json.loads(image.text[METADATA_KEY])
