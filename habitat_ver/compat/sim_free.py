@@ -199,6 +199,19 @@ def habitat_sim_available() -> bool:
     return importlib.util.find_spec("habitat_sim") is not None
 
 
+def real_habitat_sim_installed() -> bool:
+    """True when the real habitat-sim is on the path, even in forced sim-free mode.
+
+    Looks past the stand-in finder without importing anything, so a test
+    session running sim-free can still tell whether simulator tests can run
+    (in subprocesses without ``HABITAT_VER_SIM_FREE``).
+    """
+    module = sys.modules.get("habitat_sim")
+    if module is not None and not getattr(module, "__habitat_ver_stand_in__", False):
+        return True
+    return importlib.machinery.PathFinder.find_spec("habitat_sim") is not None
+
+
 def is_active() -> bool:
     """True when this process runs habitat-lab on stand-ins."""
     return _FINDER is not None
