@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 # anywhere else through HABITAT_SIM_TEST_ASSETS (habitat-sim's data/test_assets).
 TEST_ASSETS = Path(os.environ.get(
     "HABITAT_SIM_TEST_ASSETS", REPO.parent / "shared" / "habitat-sim" / "data" / "test_assets"
-))
+)).resolve()
 # Small enough for CI, large enough that an evaluation sees several episodes.
 TRAIN_EPISODES = 40
 VAL_EPISODES = 8
