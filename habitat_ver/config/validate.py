@@ -137,9 +137,30 @@ def validate_eval(config: Any) -> None:
     )
 
 
+POINTNAV_DATASET_COMMAND = "python -m habitat_ver.tools.make_pointnav_dataset"
+
+
+def validate_pointnav_dataset(config: Any) -> None:
+    """A ``PointNav-v1`` split that is not there names the command generating it."""
+    dataset = config.habitat.dataset
+    if dataset.type != "PointNav-v1":
+        return
+    baselines = config.habitat_baselines
+    split = baselines.eval.split if baselines.evaluate else dataset.split
+    path = dataset.data_path.format(split=split)
+    _check(
+        os.path.isfile(path),
+        "habitat.dataset.data_path",
+        path,
+        f"no such file; the pointnav/* datasets are generated (no download) with "
+        f"`{POINTNAV_DATASET_COMMAND}` (see its --help for --stages-dir and --out)",
+    )
+
+
 def validate(config: Any) -> None:
     """All checks; call before building environments."""
     validate_simulator_available(config)
+    validate_pointnav_dataset(config)
     validate_training(config)
     validate_gym_id(config)
     validate_appo(config)
