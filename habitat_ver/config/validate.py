@@ -8,6 +8,8 @@ import importlib
 import os
 from typing import Any
 
+from omegaconf import OmegaConf
+
 from habitat_ver.compat import sim_free
 
 
@@ -142,8 +144,8 @@ POINTNAV_DATASET_COMMAND = "python -m habitat_ver.tools.make_pointnav_dataset"
 
 def validate_pointnav_dataset(config: Any) -> None:
     """A ``PointNav-v1`` split that is not there names the command generating it."""
-    dataset = config.habitat.dataset
-    if dataset.type != "PointNav-v1":
+    dataset = OmegaConf.select(config, "habitat.dataset")
+    if dataset is None or dataset.get("type") != "PointNav-v1":
         return
     baselines = config.habitat_baselines
     split = baselines.eval.split if baselines.evaluate else dataset.split
