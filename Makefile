@@ -7,6 +7,10 @@ PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.habitat-ver-installed
+# habitat-sim wheel and test assets (see README, "habitat-sim and PointNav"):
+# installed into the same venv when a wheel is there, skipped otherwise.
+HABITAT_SIM_DIR ?= ../shared/habitat-sim
+SIM_STAMP := $(VENV)/.habitat-sim-installed
 # The main job's config and any extra Hydra overrides, e.g.
 #   make demo DEMO_ARGS="habitat_baselines.num_environments=4"
 DEMO_CONFIG ?= doom/ver_defend_the_center
@@ -23,17 +27,29 @@ $(STAMP): $(PY) pyproject.toml setup.py
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# Once per venv (and again when the wheel changes); a no-op without a wheel.
+$(SIM_STAMP): $(STAMP) $(wildcard $(HABITAT_SIM_DIR)/habitat_sim-*.whl)
+	.ci/install_habitat_sim.sh $(PY) $(HABITAT_SIM_DIR)
+	touch $(SIM_STAMP)
+
+install: $(STAMP) $(SIM_STAMP)
 
 demo: $(STAMP)
 	$(PY) -m habitat_ver.run --config-name=$(DEMO_CONFIG) $(DEMO_ARGS)
 
-test: $(STAMP)
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+# Two sessions: everything but `sim` in forced sim-free mode (tests/conftest.py),
+# then the `sim` tests with the real habitat-sim in the test process (skipped
+# where it is not installed); then the fast suite on Python 3.9.
+SIM_TEST_ENV := HABITAT_SIM_TEST_ASSETS=$(HABITAT_SIM_DIR)/data/test_assets
+
+test: $(STAMP) $(SIM_STAMP)
+	$(SIM_TEST_ENV) $(PY) -m pytest -q -m "not sim" $(PYTEST_ARGS)
+	$(SIM_TEST_ENV) HABITAT_VER_SIM_FREE=0 $(PY) -m pytest -q -m sim $(PYTEST_ARGS)
 	$(MAKE) test-py39
 
-test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+test-fast: $(STAMP) $(SIM_STAMP)
+	$(SIM_TEST_ENV) $(PY) -m pytest -q -m "not slow and not sim" $(PYTEST_ARGS)
+	$(SIM_TEST_ENV) HABITAT_VER_SIM_FREE=0 $(PY) -m pytest -q -m "sim and not slow" $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) $(VENV39) build dist *.egg-info outputs

@@ -1,7 +1,9 @@
 """habitat-ver: VER, DD-PPO and APPO trainers for habitat-baselines.
 
 Importing this package checks the installed habitat-lab/habitat-baselines
-versions, enables sim-free mode when habitat-sim is missing and
+versions, enables sim-free mode when habitat-sim is missing (or, with the real
+habitat-sim, keeps its CPU renderer loadable: :mod:`habitat_ver.compat.llvm_order`,
+:mod:`habitat_ver.compat.native_libs`) and
 registers every trainer, storage, updater and policy with habitat-baselines'
 registry (see :mod:`habitat_ver.registration`).  Nothing else runs at import.
 """
@@ -13,8 +15,13 @@ _versions.check_habitat_versions()  # one clear error for an old habitat-lab
 from habitat_ver.compat import llvm_order as _llvm_order  # noqa: E402
 from habitat_ver.compat import sim_free as _sim_free  # noqa: E402
 
-_llvm_order.load_triton_first()  # before habitat-sim: see compat/llvm_order.py
-_sim_free.activate()
+if not _sim_free.activate():
+    # The real habitat-sim: triton's LLVM must be loaded before Mesa's, and
+    # libraries loaded later must stay local (see the two modules).
+    from habitat_ver.compat import native_libs as _native_libs
+
+    _llvm_order.load_triton_first()
+    _native_libs.isolate_native_symbols()
 
 from habitat_ver import registration as _registration  # noqa: E402
 

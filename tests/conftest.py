@@ -1,26 +1,46 @@
 """Test-wide set-up: sim-free mode is decided before any test imports habitat.
 
-Tests marked ``sim`` need the real habitat-sim; where it is missing (sim-free
-mode is on) they are skipped with the way to get it.
+The test process runs in sim-free mode by default (``HABITAT_VER_SIM_FREE=1``,
+also inherited by every worker and subprocess a test starts), so the sim-free
+tests mean the same with and without habitat-sim installed, and importing
+habitat stays cheap.  Tests marked ``sim`` need the real simulator, in the test
+process or in subprocesses that drop the variable: they run in a session of
+their own started with ``HABITAT_VER_SIM_FREE=0`` (``make test`` runs both) and
+are skipped elsewhere; where habitat-sim is not installed the reason says how
+to get it.
 """
+
+import os
 
 import pytest
 
-import habitat_ver  # noqa: F401
-from habitat_ver.compat import sim_free
+os.environ.setdefault("HABITAT_VER_SIM_FREE", "1")
+
+import habitat_ver  # noqa: F401,E402
+from habitat_ver.compat import sim_free  # noqa: E402
+from habitat_ver.compat.sim_free import real_habitat_sim_installed  # noqa: E402
 
 SIM_SKIP_REASON = (
-    "needs the real habitat-sim: `conda install habitat-sim withbullet -c conda-forge "
-    "-c aihabitat`, or on our machines the wheel in ../shared/habitat-sim "
-    "(`.venv/bin/python -m pip install ../shared/habitat-sim/habitat_sim-*.whl`, "
-    "runtime libraries in its BUILD.md)"
+    "habitat-sim is not installed: `conda install habitat-sim withbullet -c conda-forge "
+    "-c aihabitat`, or on this project's machines `make install` with the wheel in "
+    "../shared/habitat-sim/ (see README, 'habitat-sim and PointNav')"
+)
+
+
+IN_OWN_SESSION_REASON = (
+    "`sim` tests run in their own session with the real habitat-sim in the test "
+    "process: `HABITAT_VER_SIM_FREE=0 python -m pytest -m sim` (make test runs both)"
 )
 
 
 def pytest_collection_modifyitems(config, items):
-    if not sim_free.is_active():
+    if not real_habitat_sim_installed():
+        reason = SIM_SKIP_REASON
+    elif sim_free.forced():
+        reason = IN_OWN_SESSION_REASON
+    else:
         return
-    skip = pytest.mark.skip(reason=SIM_SKIP_REASON)
+    skip = pytest.mark.skip(reason=reason)
     for item in items:
         if item.get_closest_marker("sim") is not None:
             item.add_marker(skip)

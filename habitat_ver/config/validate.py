@@ -10,6 +10,8 @@ import math
 import os
 from typing import Any
 
+from omegaconf import OmegaConf
+
 from habitat_ver.compat import sim_free
 from habitat_ver.config.known_keys import unknown_keys
 
@@ -247,6 +249,26 @@ def validate_eval(config: Any) -> None:
     )
 
 
+POINTNAV_DATASET_COMMAND = "python -m habitat_ver.tools.make_pointnav_dataset"
+
+
+def validate_pointnav_dataset(config: Any) -> None:
+    """A ``PointNav-v1`` split that is not there names the command generating it."""
+    dataset = OmegaConf.select(config, "habitat.dataset")
+    if dataset is None or dataset.get("type") != "PointNav-v1":
+        return
+    baselines = config.habitat_baselines
+    split = baselines.eval.split if baselines.evaluate else dataset.split
+    path = dataset.data_path.format(split=split)
+    _check(
+        os.path.isfile(path),
+        "habitat.dataset.data_path",
+        path,
+        f"no such file; the pointnav/* datasets are generated (no download) with "
+        f"`{POINTNAV_DATASET_COMMAND}` (see its --help for --stages-dir and --out)",
+    )
+
+
 def validate(config: Any) -> None:
     """All checks; call before building environments."""
     validate_known_keys(config)
@@ -254,6 +276,7 @@ def validate(config: Any) -> None:
     from habitat_ver.config.hab_data import check_hab_data
 
     check_hab_data(config)
+    validate_pointnav_dataset(config)
     validate_training(config)
     validate_ver(config)
     validate_gym_id(config)

@@ -14,8 +14,12 @@ from habitat_ver.compat import sim_free
 SIM_FREE_FILE = Path(sim_free.__file__)
 
 
-def _run(code: str, extra_path: str = "") -> subprocess.CompletedProcess:
-    env = dict(os.environ)
+def _run(code: str, extra_path: str = "", force: bool = False) -> subprocess.CompletedProcess:
+    # Decided by importability here, as on a user's machine, unless forced:
+    # drop the test session's HABITAT_VER_SIM_FREE=1 (tests/conftest.py).
+    env = {k: v for k, v in os.environ.items() if k != sim_free.FORCE_ENV_VAR}
+    if force:
+        env[sim_free.FORCE_ENV_VAR] = "1"
     if extra_path:
         env["PYTHONPATH"] = extra_path + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run(
@@ -32,8 +36,18 @@ print(sf.activate(), sf.is_active(), sf.habitat_sim_available())
 """
 
 
+@pytest.mark.skipif(sim_free.real_habitat_sim_installed(), reason="habitat-sim is installed here")
 def test_activates_when_habitat_sim_is_missing():
     out = _run(LOAD_MODULE_ONLY)
+    assert out.stdout.split() == ["True", "True", "False"], out.stderr
+
+
+def test_environment_variable_forces_sim_free_mode(tmp_path):
+    # Even with a habitat_sim package importable, HABITAT_VER_SIM_FREE=1
+    # installs the stand-ins (the test session runs this way).
+    (tmp_path / "habitat_sim").mkdir()
+    (tmp_path / "habitat_sim" / "__init__.py").write_text("")
+    out = _run(LOAD_MODULE_ONLY, extra_path=str(tmp_path), force=True)
     assert out.stdout.split() == ["True", "True", "False"], out.stderr
 
 
@@ -76,6 +90,7 @@ def test_stand_ins_let_rearrange_and_hrl_modules_import():
 
 def test_importing_habitat_first_is_refused_with_advice():
     out = _run(LOAD_MODULE_ONLY.replace("import importlib.util, sys",
-                                        "import importlib.util, sys; sys.modules['habitat'] = object()"))
+                                        "import importlib.util, sys; sys.modules['habitat'] = object()"),
+               force=True)
     assert out.returncode != 0
     assert "import habitat_ver" in out.stderr

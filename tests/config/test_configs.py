@@ -1,5 +1,7 @@
 """Every config of our tree composes, and names only registered classes."""
 
+import re
+
 import pytest
 from habitat.core.registry import registry as habitat_registry
 from habitat_baselines.common.baseline_registry import baseline_registry
@@ -32,3 +34,20 @@ def test_config_composes_and_names_registered_classes(name):
 def test_overrides_reach_the_composed_config():
     config = get_config("gym/ddppo_cartpole", ["habitat_baselines.num_environments=3"])
     assert config.habitat_baselines.num_environments == 3
+
+
+@pytest.mark.parametrize("evaluate, split", [(False, "train"), (True, "val")])
+def test_missing_pointnav_dataset_names_the_generator(tmp_path, evaluate, split):
+    from habitat_ver.config.validate import ConfigError, validate_pointnav_dataset
+
+    data_path = tmp_path / "v1" / "{split}" / "{split}.json.gz"
+    config = get_config("pointnav/ddppo_simple_room", [
+        f"habitat.dataset.data_path='{data_path}'", f"habitat_baselines.evaluate={evaluate}",
+    ])
+    missing = str(data_path).format(split=split)
+    with pytest.raises(ConfigError, match=r"habitat.dataset.data_path='"
+                       + re.escape(missing) + r"'.*python -m habitat_ver.tools.make_pointnav_dataset"):
+        validate_pointnav_dataset(config)
+    (tmp_path / "v1" / split).mkdir(parents=True)
+    open(missing, "w").close()
+    validate_pointnav_dataset(config)  # present: no error
