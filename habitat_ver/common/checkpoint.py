@@ -19,12 +19,12 @@ Three upstream faults are fixed here:
 import importlib
 import logging
 import os
-import tempfile
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from habitat_ver.common.atomic import write_atomically
 from habitat_ver.common.checksum import CHECKSUM_KEY, checksum_mismatch, with_checksum
 
 logger = logging.getLogger(__name__)
@@ -90,26 +90,7 @@ class UnusableResumeStateError(CorruptCheckpointError):
 
 def atomic_torch_save(obj: Any, path: str) -> None:
     """``torch.save`` to ``path`` so readers see the old file or the whole new one."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp_path = tempfile.mkstemp(
-        dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp"
-    )
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp_path, path)
-    except BaseException:
-        if os.path.exists(tmp_path):
-            os.unlink(tmp_path)
-        raise
-    dir_fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    write_atomically(path, lambda out: torch.save(obj, out))
 
 
 def save_checkpoint_file(state: Dict[str, Any], path: str) -> None:

@@ -26,10 +26,11 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
+
+from habitat_ver.common.atomic import write_atomically
 
 # Where the habitat-ver checkout keeps habitat-sim's test assets (see README).
 DEFAULT_STAGES_DIR = os.path.join("..", "shared", "habitat-sim", "data", "test_assets", "scenes")
@@ -151,26 +152,10 @@ def sample_episodes(
     )
 
 
-def _write_atomic(path: str, write: Any) -> None:
-    """Write ``path`` through a temporary file in the same folder and a rename."""
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def write_split(path: str, episodes: Sequence[Dict[str, Any]]) -> None:
     """Write one split as habitat-lab's gzipped ``{"episodes": [...]}``."""
     payload = json.dumps({"episodes": list(episodes)}).encode()
-    _write_atomic(path, lambda f: f.write(gzip.compress(payload, mtime=0)))
+    write_atomically(path, lambda f: f.write(gzip.compress(payload, mtime=0)))
 
 
 def _copy_stage(stage: str, scenes_dir: str) -> str:
@@ -181,7 +166,7 @@ def _copy_stage(stage: str, scenes_dir: str) -> str:
         with open(stage, "rb") as src:
             shutil.copyfileobj(src, f)
 
-    _write_atomic(os.path.join(scenes_dir, scene_id), copy)
+    write_atomically(os.path.join(scenes_dir, scene_id), copy)
     return scene_id
 
 

@@ -10,8 +10,9 @@ was plotted without parsing pixels.
 
 import json
 import os
-import tempfile
 from typing import Any, Callable, Dict, List, Optional
+
+from habitat_ver.common.atomic import write_atomically
 
 # TensorBoard scalar names habitat-baselines' PPOTrainer._training_log writes.
 REWARD_TAG = "reward"
@@ -83,20 +84,8 @@ def write_curve_png(points: Dict[str, List[List[float]]], path: str, title: str)
         axis.grid(True, alpha=0.3)
     panels[1].set_xlabel("environment steps")
     panels[0].set_title(title)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=folder, prefix=".curve-", suffix=".png")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            figure.savefig(out, format="png", dpi=100,
-                           metadata={METADATA_KEY: json.dumps(points)})
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomically(path, lambda out: figure.savefig(
+        out, format="png", dpi=100, metadata={METADATA_KEY: json.dumps(points)}))
     return path
 
 

@@ -1,0 +1,40 @@
+"""Atomic file writes: a reader sees the old file or the whole new one.
+
+Every file habitat-ver writes (checkpoints, resume states, learning curves,
+generated datasets) goes through :func:`write_atomically`: the bytes go to a
+temporary file in the destination's folder, are flushed to disk, and the file
+is renamed over the destination; the folder entry is then flushed too, so a
+crash right after the rename cannot lose it.  A failed write leaves the old
+file untouched and no temporary file behind.
+"""
+
+import os
+import tempfile
+from typing import BinaryIO, Callable
+
+
+def write_atomically(path: str, write: Callable[[BinaryIO], object]) -> None:
+    """Call ``write`` on a binary file object that becomes ``path`` on success.
+
+    Args:
+        path: the destination; its folder is created when missing.
+        write: writes the whole content into the file object it is given.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            write(out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
