@@ -23,8 +23,16 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 # Reinstalled only when the package metadata changes.
-$(STAMP): $(PY) pyproject.toml setup.py
-	$(PY) -m pip install --quiet -e '.[test]'
+# Editable in setuptools' strict mode: a tree of links to our files that sits on
+# sys.path like an installed wheel, so Hydra finds the plugin in the
+# hydra_plugins namespace from any folder (the default editable mode hides it
+# from Hydra's scan).  New files need a re-link, hence every source as a
+# prerequisite.
+SOURCES := $(shell find habitat_ver hydra_plugins configs -name '*.py' -o -name '*.yaml')
+EDITABLE := -e '.[test]' --config-settings editable_mode=strict
+
+$(STAMP): $(PY) pyproject.toml setup.py $(SOURCES)
+	$(PY) -m pip install --quiet $(EDITABLE)
 	touch $(STAMP)
 
 # Once per venv (and again when the wheel changes); a no-op without a wheel.
@@ -68,8 +76,8 @@ $(PY39):
 	PYENV_VERSION=$${PYENV_VERSION:-3.9} $(PYTHON39) -m venv $(VENV39)
 	$(PY39) -m pip install --quiet --upgrade pip 'setuptools>=68' wheel
 
-$(STAMP39): $(PY39) pyproject.toml setup.py .ci/py39-constraints.txt
-	$(PY39) -m pip install --quiet -c .ci/py39-constraints.txt -e '.[test]'
+$(STAMP39): $(PY39) pyproject.toml setup.py .ci/py39-constraints.txt $(SOURCES)
+	$(PY39) -m pip install --quiet -c .ci/py39-constraints.txt $(EDITABLE)
 	touch $(STAMP39)
 
 test-py39: $(STAMP39)

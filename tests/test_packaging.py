@@ -73,3 +73,20 @@ def test_upstream_search_path_finds_our_configs_through_the_plugin():
         config = compose(config_name="gym/ddppo_cartpole")
     GlobalHydra.instance().clear()
     assert config.habitat_baselines.trainer_name == "ddppo"
+
+
+def test_this_install_lets_hydra_find_the_plugin_outside_the_checkout(tmp_path):
+    # From a folder that is not the checkout, only the installed copy can be
+    # found.  setuptools' default editable mode hides the hydra_plugins
+    # namespace from Hydra's scan (an empty list here); `make` installs in
+    # strict mode, and a wheel install has no such problem.
+    code = (
+        "from hydra.core.plugins import Plugins\n"
+        "from hydra.plugins.search_path_plugin import SearchPathPlugin\n"
+        "print(sorted(p.__name__ for p in Plugins.instance().discover(SearchPathPlugin)))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "HabitatVerSearchPathPlugin" in out.stdout.splitlines()[-1]
