@@ -36,12 +36,17 @@ def test_cartpole_run_writes_curve_of_the_logged_values(out_dir, capsys):
     with Image.open(path) as image:
         assert image.format == "PNG" and image.size[0] > 100
     plotted = read_curve_points(str(path))
-    # One point per update, at the step count after it: T x N steps each.
+    # One logged point per update, at the step count after it: T x N steps each.
     steps = [float(NUM_STEPS * NUM_ENVS * (u + 1)) for u in range(NUM_UPDATES)]
     for tag in (REWARD_TAG, SPS_TAG):
-        assert [p[0] for p in plotted[tag]] == steps, tag
         logged = _logged(out_dir, tag)
         assert [p[0] for p in logged] == steps, tag
+        if tag == REWARD_TAG:
+            # Until an episode has ended upstream logs a placeholder 0 (every
+            # CartPole return is >= 8), which the curve leaves off.
+            logged = [p for p in logged if p[1] != 0.0]
+            assert len(logged) >= 2  # some episode ends within 48 steps per env
+        assert [p[0] for p in plotted[tag]] == [p[0] for p in logged], tag
         # TensorBoard stores float32: equal to float32 precision.
         for (_, ours), (_, theirs) in zip(plotted[tag], logged):
             assert ours == pytest.approx(theirs, rel=1e-6), tag
