@@ -15,10 +15,11 @@ Compared with upstream's ``HabitatVectorEnvFactory`` it
 
 import functools
 import multiprocessing
+import os
 import random
 from typing import Any, Callable, List, Sequence, Tuple
 
-from habitat import VectorEnv, logger
+from habitat import ThreadedVectorEnv, VectorEnv, logger
 from habitat.config import read_write
 from habitat_baselines.common.env_factory import VectorEnvFactory
 
@@ -106,11 +107,17 @@ class VerVectorEnvFactory(VectorEnvFactory):
             for i in range(num_environments)
         )
         _preload_in_workers()
-        return VectorEnv(
+        # HABITAT_ENV_DEBUG=1 steps the envs in threads of this process
+        # (upstream's debugging switch, kept for the configs that name it).
+        debug = int(os.environ.get("HABITAT_ENV_DEBUG", 0))
+        envs = (ThreadedVectorEnv if debug else VectorEnv)(
             make_env_fn=build_env,
             env_fn_args=env_args,
             workers_ignore_signals=workers_ignore_signals,
         )
+        if config.habitat.simulator.renderer.enable_batch_renderer:
+            envs.initialize_batch_renderer(config)
+        return envs
 
     @staticmethod
     def env_config(
@@ -133,12 +140,15 @@ class VerVectorEnvFactory(VectorEnvFactory):
 
 def env_builders(config: Any) -> List[Tuple[int, Callable[[], Any]]]:
     """``(global env index, picklable zero-argument builder)`` for each env of
-    this rank, configured as upstream's vector env configures its envs; what
-    our env worker processes build."""
+    this rank, configured (scenes split, seeds offset) as
+    :class:`VerVectorEnvFactory` configures its envs; what our env worker
+    processes build."""
     num_envs = config.habitat_baselines.num_environments
+    splits = split_scenes(_scenes_of(config), num_envs, config.habitat.seed)
     first = rank() * num_envs
     return [
         (first + i, functools.partial(
-            build_env, VerVectorEnvFactory.env_config(config, i, [], rank() == 0), first + i))
+            build_env, VerVectorEnvFactory.env_config(config, i, splits[i], rank() == 0),
+            first + i))
         for i in range(num_envs)
     ]
