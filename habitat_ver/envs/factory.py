@@ -22,6 +22,7 @@ from typing import Any, Callable, List, Sequence, Tuple
 from habitat import ThreadedVectorEnv, VectorEnv, logger
 from habitat.config import read_write
 from habitat_baselines.common.env_factory import VectorEnvFactory
+from omegaconf import OmegaConf
 
 from habitat_ver.envs.builder import build_env
 
@@ -115,7 +116,7 @@ class VerVectorEnvFactory(VectorEnvFactory):
             env_fn_args=env_args,
             workers_ignore_signals=workers_ignore_signals,
         )
-        if config.habitat.simulator.renderer.enable_batch_renderer:
+        if OmegaConf.select(config, "habitat.simulator.renderer.enable_batch_renderer"):
             envs.initialize_batch_renderer(config)
         return envs
 
