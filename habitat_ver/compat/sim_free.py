@@ -12,13 +12,17 @@ would construct a simulator is wrapped (see :func:`guard_simulator_entry_points`
 to raise :class:`HabitatSimRequiredError` at once, so the user gets one clear
 message instead of an ``AttributeError`` deep inside a stand-in.
 
-The switch is decided by importability alone (:func:`habitat_sim_available`);
-where habitat-sim is installed nothing here runs.
+The switch is decided by importability (:func:`habitat_sim_available`);
+where habitat-sim is installed nothing here runs, unless the environment
+variable ``HABITAT_VER_SIM_FREE=1`` forces sim-free mode (so that the sim-free
+tests and the embedded environments behave the same with and without the
+wheel).
 """
 
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import types
 from typing import Any, Dict, Optional, Sequence
@@ -26,6 +30,8 @@ from typing import Any, Dict, Optional, Sequence
 # Top-level compiled packages habitat-lab imports that only habitat-sim's conda
 # package provides.
 STAND_IN_PACKAGES = ("habitat_sim", "magnum", "corrade")
+# Set to 1 to run on stand-ins even where habitat-sim is installed.
+FORCE_ENV_VAR = "HABITAT_VER_SIM_FREE"
 
 INSTALL_HINT = (
     "habitat-sim is not installed, and this needs the real simulator. "
@@ -179,9 +185,14 @@ class _StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 _FINDER: Optional[_StandInFinder] = None
 
 
+def forced() -> bool:
+    """True when ``HABITAT_VER_SIM_FREE=1`` asks for sim-free mode."""
+    return os.environ.get(FORCE_ENV_VAR, "") == "1"
+
+
 def habitat_sim_available() -> bool:
     """True when the real habitat-sim can be imported (sim-free mode stays off)."""
-    if _FINDER is not None:
+    if _FINDER is not None or forced():
         return False
     if "habitat_sim" in sys.modules:
         return not getattr(sys.modules["habitat_sim"], "__habitat_ver_stand_in__", False)

@@ -47,7 +47,10 @@ def _vector_keys(observation_space: spaces.Dict) -> List[str]:
 
 
 class _SmallCNN(nn.Module):
-    """Conv 8x8/4, 4x4/2, 3x3/1 then a linear layer; input HxWxC in [0, 255]."""
+    """Conv 8x8/4, 4x4/2, 3x3/1 then a linear layer.
+
+    Input: HxWxC uint8 in [0, 255] or float in [0, 1].
+    """
 
     def __init__(self, height: int, width: int, channels: int, out_size: int):
         super().__init__()
@@ -65,8 +68,12 @@ class _SmallCNN(nn.Module):
         self.fc = nn.Sequential(nn.Linear(flat, out_size), nn.ReLU(inplace=True))
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
-        # uint8 HWC batches from the env -> float NCHW in [0, 1], in one place.
-        x = images.permute(0, 3, 1, 2).float() / 255.0
+        # HWC batches from the env -> float NCHW in [0, 1], in one place:
+        # uint8 images (RGB) are scaled, float ones (habitat's normalised
+        # depth) already are in [0, 1].
+        x = images.permute(0, 3, 1, 2).float()
+        if images.dtype == torch.uint8:
+            x = x / 255.0
         return self.fc(self.conv(x))
 
 

@@ -1,0 +1,274 @@
+"""A small PointNav dataset on habitat-sim's test stages, with no downloads.
+
+Loads each stage with habitat-lab's own simulator (``Sim-v0``, the same class
+and navmesh settings the PointNav task uses, so the navmesh is computed at load
+exactly as in training), samples start/goal pairs on the navmesh whose geodesic
+distance lies in ``[min_geodesic, max_geodesic]``, and writes habitat-lab's
+``PointNav-v1`` episode format (``{split}/{split}.json.gz``) for a train and a
+val split.  The stages are copied beside the episodes, so the dataset folder is
+self-contained::
+
+    <out>/scene_datasets/habitat_ver/simple_room.glb
+    <out>/datasets/pointnav/simple_room/v1/train/train.json.gz
+    <out>/datasets/pointnav/simple_room/v1/val/val.json.gz
+
+Run from the repository root (the ``pointnav/*`` configs read ``data/``)::
+
+    python -m habitat_ver.tools.make_pointnav_dataset
+
+Every file is written atomically (temporary file, then rename), so an
+interrupted run never leaves a half-written dataset behind.
+"""
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import sys
+import tempfile
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+# Where the habitat-ver checkout keeps habitat-sim's test assets (see README).
+DEFAULT_STAGES_DIR = os.path.join("..", "shared", "habitat-sim", "data", "test_assets", "scenes")
+DEFAULT_STAGES = ("simple_room.glb",)
+DEFAULT_OUT = "data"
+# Sub-folder of scene_datasets the stages are copied into; episodes name
+# scenes relative to scene_datasets, as habitat-lab's datasets do.
+SCENES_SUBDIR = "habitat_ver"
+COMMAND = "python -m habitat_ver.tools.make_pointnav_dataset"
+# Goals closer than this to the start are trivial; habitat-lab's
+# success_distance is 0.2 m.
+GOAL_RADIUS = 0.2
+# Points on navmesh islands smaller than this are furniture tops, not floor
+# (the value habitat-lab's own generator uses).
+ISLAND_RADIUS_LIMIT = 1.5
+# Start and goal on one floor: at most this height difference (metres).
+MAX_HEIGHT_DIFFERENCE = 0.5
+SPLIT_SEEDS = {"train": 0, "val": 1}
+
+
+def dataset_paths(out: str, name: str) -> Dict[str, str]:
+    """The folders a dataset called ``name`` is written to under ``out``.
+
+    Returns:
+        ``scenes_dir`` (habitat's ``habitat.dataset.scenes_dir``) and
+        ``data_path`` (``habitat.dataset.data_path``, with ``{split}``).
+    """
+    return {
+        "scenes_dir": os.path.join(out, "scene_datasets"),
+        "data_path": os.path.join(
+            out, "datasets", "pointnav", name, "v1", "{split}", "{split}.json.gz"
+        ),
+    }
+
+
+def _make_sim(scene_path: str) -> Any:
+    """habitat-lab's PointNav simulator on one stage, without sensors.
+
+    The navmesh is computed at load with habitat-lab's default agent settings
+    (``default_agent_navmesh``), the same the PointNav task gets.
+    """
+    import habitat_ver  # noqa: F401  (registration before habitat)
+    import habitat
+    from habitat.config import read_write
+    from habitat.sims import make_sim
+
+    config = habitat.get_config("benchmark/nav/pointnav/pointnav_habitat_test.yaml")
+    with read_write(config):
+        sim_config = config.habitat.simulator
+        sim_config.scene = os.path.abspath(scene_path)
+        # No sensors are read here; with none, no renderer is needed either.
+        sim_config.agents.main_agent.sim_sensors = {}
+        sim_config.habitat_sim_v0.gpu_device_id = -1
+    return make_sim("Sim-v0", config=sim_config)
+
+
+def _yaw_quaternion(angle: float) -> List[float]:
+    # habitat's [x, y, z, w] order, a rotation about the vertical (y) axis.
+    return [0.0, float(np.sin(angle / 2)), 0.0, float(np.cos(angle / 2))]
+
+
+def sample_episodes(
+    sim: Any,
+    scene_id: str,
+    num_episodes: int,
+    min_geodesic: float,
+    max_geodesic: float,
+    seed: int,
+    max_tries: int = 100000,
+) -> List[Dict[str, Any]]:
+    """Start/goal pairs on one stage's navmesh, as ``PointNav-v1`` dicts.
+
+    Args:
+        sim: a habitat-lab simulator with the stage loaded.
+        scene_id: the episode's ``scene_id`` (relative to ``scenes_dir``).
+        num_episodes: how many episodes to return.
+        min_geodesic: shortest allowed geodesic start-goal distance (m).
+        max_geodesic: longest allowed geodesic start-goal distance (m).
+        seed: seeds the navmesh sampler and the start headings.
+        max_tries: sampled pairs before giving up (a stage too small or too
+            fragmented for the distance range).
+
+    Returns:
+        ``num_episodes`` episode dicts, with ``info.geodesic_distance``.
+
+    Raises:
+        ValueError: when ``max_tries`` pairs gave too few episodes.
+    """
+    sim.pathfinder.seed(seed)
+    rng = np.random.default_rng(seed)
+    episodes: List[Dict[str, Any]] = []
+    for _ in range(max_tries):
+        if len(episodes) == num_episodes:
+            return episodes
+        start = np.asarray(sim.pathfinder.get_random_navigable_point(), dtype=np.float64)
+        goal = np.asarray(sim.pathfinder.get_random_navigable_point(), dtype=np.float64)
+        if abs(start[1] - goal[1]) > MAX_HEIGHT_DIFFERENCE:
+            continue
+        geodesic = float(sim.geodesic_distance(start, [goal]))
+        if not min_geodesic <= geodesic <= max_geodesic:  # inf: unreachable
+            continue
+        if min(sim.island_radius(start), sim.island_radius(goal)) < ISLAND_RADIUS_LIMIT:
+            continue
+        episodes.append({
+            "episode_id": str(len(episodes)),
+            "scene_id": scene_id,
+            "start_position": start.tolist(),
+            "start_rotation": _yaw_quaternion(rng.uniform(0.0, 2.0 * np.pi)),
+            "goals": [{"position": goal.tolist(), "radius": GOAL_RADIUS}],
+            "info": {
+                "geodesic_distance": geodesic,
+                "euclidean_distance": float(np.linalg.norm(goal - start)),
+            },
+        })
+    raise ValueError(
+        f"{scene_id}: only {len(episodes)} of {num_episodes} episodes with a geodesic "
+        f"distance in [{min_geodesic}, {max_geodesic}] m after {max_tries} samples; "
+        "widen --min-geodesic/--max-geodesic"
+    )
+
+
+def _write_atomic(path: str, write: Any) -> None:
+    """Write ``path`` through a temporary file in the same folder and a rename."""
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def write_split(path: str, episodes: Sequence[Dict[str, Any]]) -> None:
+    """Write one split as habitat-lab's gzipped ``{"episodes": [...]}``."""
+    payload = json.dumps({"episodes": list(episodes)}).encode()
+    _write_atomic(path, lambda f: f.write(gzip.compress(payload, mtime=0)))
+
+
+def _copy_stage(stage: str, scenes_dir: str) -> str:
+    """Copy a stage into ``scenes_dir/habitat_ver``; returns its scene id."""
+    scene_id = f"{SCENES_SUBDIR}/{os.path.basename(stage)}"
+
+    def copy(f: Any) -> None:
+        with open(stage, "rb") as src:
+            shutil.copyfileobj(src, f)
+
+    _write_atomic(os.path.join(scenes_dir, scene_id), copy)
+    return scene_id
+
+
+def make_dataset(
+    stages: Sequence[str],
+    out: str,
+    name: str,
+    episodes_per_split: Dict[str, int],
+    min_geodesic: float,
+    max_geodesic: float,
+) -> Dict[str, str]:
+    """Generate every split for ``stages``; see the module docstring.
+
+    Returns:
+        :func:`dataset_paths` of the written dataset.
+    """
+    paths = dataset_paths(out, name)
+    per_split: Dict[str, List[Dict[str, Any]]] = {s: [] for s in episodes_per_split}
+    for stage_index, stage in enumerate(stages):
+        scene_id = _copy_stage(stage, paths["scenes_dir"])
+        sim = _make_sim(os.path.join(paths["scenes_dir"], scene_id))
+        try:
+            if not sim.pathfinder.is_loaded:
+                raise ValueError(f"{stage}: habitat-sim could not build a navmesh on this stage")
+            for split, count in episodes_per_split.items():
+                seed = 1000 * stage_index + SPLIT_SEEDS.get(split, len(SPLIT_SEEDS))
+                per_split[split] += sample_episodes(
+                    sim, scene_id, count, min_geodesic, max_geodesic, seed
+                )
+        finally:
+            sim.close()
+    for split, episodes in per_split.items():
+        for index, episode in enumerate(episodes):
+            episode["episode_id"] = str(index)
+        write_split(paths["data_path"].format(split=split), episodes)
+    return paths
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=COMMAND, description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--stages-dir", default=DEFAULT_STAGES_DIR,
+                        help="folder holding the stages (default: %(default)s)")
+    parser.add_argument("--stage", action="append", dest="stages",
+                        help="stage file name or path, repeatable (default: simple_room.glb)")
+    parser.add_argument("--out", default=DEFAULT_OUT, help="data root (default: %(default)s)")
+    parser.add_argument("--name", default=None,
+                        help="dataset name (default: the stage names joined by '+')")
+    parser.add_argument("--train-episodes", type=int, default=500)
+    parser.add_argument("--val-episodes", type=int, default=50)
+    parser.add_argument("--min-geodesic", type=float, default=1.0, help="metres")
+    parser.add_argument("--max-geodesic", type=float, default=3.0, help="metres")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    """Command-line entry point; bad input exits 2 with one line."""
+    args = _parser().parse_args(argv)
+    stages = [
+        s if os.path.isabs(s) or os.path.exists(s) else os.path.join(args.stages_dir, s)
+        for s in (args.stages or DEFAULT_STAGES)
+    ]
+    errors = [f"stage {s!r} not found" for s in stages if not os.path.isfile(s)]
+    if not 0 < args.min_geodesic <= args.max_geodesic:
+        errors.append(f"--min-geodesic={args.min_geodesic} and --max-geodesic="
+                      f"{args.max_geodesic}: need 0 < min <= max")
+    if args.train_episodes < 1 or args.val_episodes < 1:
+        errors.append("--train-episodes and --val-episodes must be >= 1")
+    if errors:
+        print(f"{COMMAND}: error: {'; '.join(errors)} (habitat-sim's test stages are in "
+              "habitat-sim's data/test_assets/scenes; pass --stages-dir)", file=sys.stderr)
+        sys.exit(2)
+    name = args.name or "+".join(os.path.splitext(os.path.basename(s))[0] for s in stages)
+    try:
+        paths = make_dataset(
+            stages, args.out, name,
+            {"train": args.train_episodes, "val": args.val_episodes},
+            args.min_geodesic, args.max_geodesic,
+        )
+    except ValueError as error:
+        print(f"{COMMAND}: error: {error}", file=sys.stderr)
+        sys.exit(2)
+    print(f"wrote {paths['data_path']} (train {args.train_episodes}, val "
+          f"{args.val_episodes} episodes), stages in {paths['scenes_dir']}")
+
+
+if __name__ == "__main__":
+    main()
