@@ -100,13 +100,16 @@ def sps_from_log(log_text: str) -> Dict[str, float]:
     return {"sps": fps[-1], "max_sps": max(intervals, default=fps[-1]), "steady_sps": steady}
 
 
-def ensure_pointnav_dataset() -> None:
+def ensure_pointnav_dataset(stages_dir: Optional[str]) -> None:
     """Generate the pointnav/* configs' dataset into ``data/`` if it is missing."""
     if POINTNAV_DATASET.exists():
         return
     print(f"generating {POINTNAV_DATASET.relative_to(ROOT)} ...", flush=True)
-    subprocess.run([sys.executable, "-m", "habitat_ver.tools.make_pointnav_dataset"],
-                   cwd=ROOT, check=True, capture_output=True)
+    cmd = [sys.executable, "-m", "habitat_ver.tools.make_pointnav_dataset"]
+    done = subprocess.run(cmd + (["--stages-dir", stages_dir] if stages_dir else []),
+                          cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"dataset generation failed: {done.stderr.strip().splitlines()[-1:]}")
 
 
 def run_variant(config: str, steps: int, extra: list, envs: int,
@@ -202,6 +205,9 @@ def main() -> None:
     parser.add_argument("--num-steps", type=int, default=None,
                         help="rollout length T (default: the config's)")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--stages-dir", default=None,
+                        help="habitat-sim's test stages, for the pointnav dataset "
+                        "(default: the generator's, ../shared/habitat-sim/...)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/trainer_sps.json"))
     args = parser.parse_args()
     configs = {args.config: args.config} if args.config else {
@@ -213,7 +219,7 @@ def main() -> None:
                   load_before=os.getloadavg(), workloads={})
     for name, config in configs.items():
         if config.startswith("pointnav/"):
-            ensure_pointnav_dataset()
+            ensure_pointnav_dataset(args.stages_dir)
         results = {}
         for variant in args.variants:
             results[variant] = run_variant(

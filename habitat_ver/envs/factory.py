@@ -47,6 +47,14 @@ def split_scenes(
     return splits
 
 
+def scene_splits(scenes: Sequence[str], num_environments: int, seed: int) -> List[List[str]]:
+    """:func:`split_scenes`, logged when there are scenes (gym tasks have none)."""
+    splits = split_scenes(scenes, num_environments, seed)
+    if any(splits):
+        logger.info(f"habitat_ver: scenes per environment: {splits}")
+    return splits
+
+
 def _scenes_of(config: Any) -> List[str]:
     if config.habitat.env_task == GYM_ENV_TASK:
         return []  # gym tasks have no scenes: skip loading a dataset
@@ -98,7 +106,7 @@ class VerVectorEnvFactory(VectorEnvFactory):
                     "using one environment per scene"
                 )
                 num_environments = len(scenes)
-        splits = split_scenes(scenes, num_environments, config.habitat.seed)
+        splits = scene_splits(scenes, num_environments, config.habitat.seed)
         # Env indices are global across ranks (rank r owns r*N .. r*N+N-1), so
         # per-env settings such as the straggler wrapper's `slow_env_indices`
         # name one environment of the whole run.
@@ -145,7 +153,7 @@ def env_builders(config: Any) -> List[Tuple[int, Callable[[], Any]]]:
     :class:`VerVectorEnvFactory` configures its envs; what our env worker
     processes build."""
     num_envs = config.habitat_baselines.num_environments
-    splits = split_scenes(_scenes_of(config), num_envs, config.habitat.seed)
+    splits = scene_splits(_scenes_of(config), num_envs, config.habitat.seed)
     first = rank() * num_envs
     return [
         (first + i, functools.partial(
