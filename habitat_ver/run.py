@@ -31,7 +31,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from habitat_ver.common.checkpoint import CorruptCheckpointError
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
-from habitat_ver.config.validate import ConfigError
+from habitat_ver.config.errors import ConfigError
 from habitat_ver.system.worker_pool import EnvWorkerError
 from hydra_plugins.habitat_ver_plugin import HabitatVerSearchPathPlugin
 

@@ -10,7 +10,7 @@ The section lives at ``habitat_baselines.embedded_env``; the env builder
 from dataclasses import dataclass, field
 from typing import Any, List
 
-from habitat_ver.config.validate import ConfigError
+from habitat_ver.config.errors import ConfigError
 
 _PREFIX = "habitat_baselines.embedded_env"
 

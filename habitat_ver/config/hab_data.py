@@ -16,7 +16,7 @@ module where habitat-sim is present.
 import os
 from typing import Any, Iterator, List, NamedTuple, Optional, Tuple
 
-from habitat_ver.config.validate import ConfigError
+from habitat_ver.config.errors import ConfigError
 
 # uid -> folder it fills, relative to datasets_download's --data-path, and
 # what it is (for the message).  Only the uids rearrangement configs use.

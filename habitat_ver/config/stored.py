@@ -18,7 +18,7 @@ from typing import Any, Iterator, List, Tuple
 from habitat import logger
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
-from habitat_ver.config.validate import ConfigError
+from habitat_ver.config.errors import ConfigError
 
 TARGET_KEY = "_target_"
 # Keys, besides `_target_` nodes, whose values name code to import.

@@ -26,7 +26,7 @@ from habitat import logger
 from habitat.config import read_write
 from omegaconf import OmegaConf
 
-from habitat_ver.config.validate import ConfigError
+from habitat_ver.config.errors import ConfigError
 
 OUR_ENV_FACTORY = "habitat_ver.envs.factory.VerVectorEnvFactory"
 OUR_VER_STORAGE = "VERStorage"

@@ -13,11 +13,8 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from habitat_ver.compat import sim_free
+from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.known_keys import unknown_keys
-
-
-class ConfigError(ValueError):
-    """A config value that habitat-ver cannot run with."""
 
 
 def _check(condition: bool, key: str, value: Any, allowed: str) -> None:
