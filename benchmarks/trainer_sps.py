@@ -9,6 +9,10 @@ ratios the VER issue names: ver/ddppo, ver/NoVER and ours/upstream ver.
     .venv/bin/python benchmarks/trainer_sps.py --envs 16 --num-steps 128 --steps 40000
     # one config only:
     .venv/bin/python benchmarks/trainer_sps.py --config gym/ddppo_cartpole --steps 40000
+    # the real simulator (habitat-sim installed): PointNav on simple_room, RGB-D
+    # 128x128 rendered by llvmpipe, navmesh physics; the dataset is generated
+    # into data/ first if it is missing
+    .venv/bin/python benchmarks/trainer_sps.py --workloads pointnav --envs 8 --steps 4096
 
 Writes JSON (git SHA, machine, settings, per-system results, ratios) and a
 bar plot of mean steps/s next to it (``--out``).
@@ -50,11 +54,18 @@ def _git_sha() -> str:
     return done.stdout.strip() or "unknown"
 
 
-# Named workloads: (a) homogeneous, (b) heterogeneous (the VER issue's two).
+# Named workloads: (a) homogeneous, (b) heterogeneous (the VER issue's two),
+# (c) habitat-lab's PointNav on the real simulator (needs habitat-sim).
 WORKLOADS = {
     "homogeneous": "doom/ddppo_my_way_home",
     "heterogeneous": "doom/ddppo_mixed_stragglers",
+    "pointnav": "pointnav/ddppo_simple_room",
 }
+DEFAULT_WORKLOADS = ["homogeneous", "heterogeneous"]
+# The dataset the pointnav/* configs read (relative to the repository root).
+POINTNAV_DATASET = ROOT / "data/datasets/pointnav/simple_room/v1/train/train.json.gz"
+# Updates left out of the steady rate (start-up: env creation, first batches).
+WARMUP_UPDATES = 2
 
 # The ratios reported per workload: (numerator, denominator).
 RATIOS = [("ver", "ddppo"), ("ver", "nover"), ("ver", "upstream_ver"),
@@ -81,7 +92,24 @@ def sps_from_log(log_text: str) -> Dict[str, float]:
         (f1 - f0) / (e1 - e0)
         for f0, f1, e0, e1 in zip(frames, frames[1:], elapsed, elapsed[1:]) if e1 > e0
     ]
-    return {"sps": fps[-1], "max_sps": max(intervals, default=fps[-1])}
+    # Steady: steps/s from the end of update WARMUP_UPDATES to the last log line.
+    first = min(WARMUP_UPDATES - 1, len(elapsed) - 1)  # line i: update i + 1
+    steady = fps[-1]
+    if len(elapsed) - first > 1 and elapsed[-1] > elapsed[first]:
+        steady = (frames[-1] - frames[first]) / (elapsed[-1] - elapsed[first])
+    return {"sps": fps[-1], "max_sps": max(intervals, default=fps[-1]), "steady_sps": steady}
+
+
+def ensure_pointnav_dataset(stages_dir: Optional[str]) -> None:
+    """Generate the pointnav/* configs' dataset into ``data/`` if it is missing."""
+    if POINTNAV_DATASET.exists():
+        return
+    print(f"generating {POINTNAV_DATASET.relative_to(ROOT)} ...", flush=True)
+    cmd = [sys.executable, "-m", "habitat_ver.tools.make_pointnav_dataset"]
+    done = subprocess.run(cmd + (["--stages-dir", stages_dir] if stages_dir else []),
+                          cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"dataset generation failed: {done.stderr.strip().splitlines()[-1:]}")
 
 
 def run_variant(config: str, steps: int, extra: list, envs: int,
@@ -112,24 +140,29 @@ def run_variant(config: str, steps: int, extra: list, envs: int,
 
 
 def ratios(results: Dict[str, dict]) -> Dict[str, float]:
-    """``a/b`` of mean steps/s for each pair in :data:`RATIOS` both ran."""
+    """``a/b`` of mean (and steady) steps/s for each pair in :data:`RATIOS` both ran."""
     out = {}
     for a, b in RATIOS:
         if "sps" in results.get(a, {}) and "sps" in results.get(b, {}):
             out[f"{a}/{b}"] = results[a]["sps"] / results[b]["sps"]
+            out[f"{a}/{b} steady"] = results[a]["steady_sps"] / results[b]["steady_sps"]
     return out
 
 
 def print_table(title: str, results: Dict[str, dict]) -> None:
     base = results.get("ddppo", {}).get("sps")
     print(title)
-    print(f"{'trainer':16s} {'mean steps/s':>13s} {'max steps/s':>12s} {'vs ddppo':>9s}")
+    steady_base = results.get("ddppo", {}).get("steady_sps")
+    print(f"{'trainer':16s} {'mean steps/s':>13s} {'steady steps/s':>15s} {'max steps/s':>12s} "
+          f"{'vs ddppo':>9s} {'steady vs ddppo':>16s}")
     for name, res in results.items():
         if "sps" not in res:
             print(f"{name:16s} failed: {res['error']}")
             continue
         ratio = f"{res['sps'] / base:.2f}x" if base else "-"
-        print(f"{name:16s} {res['sps']:13.1f} {res['max_sps']:12.1f} {ratio:>9s}")
+        steady = f"{res['steady_sps'] / steady_base:.2f}x" if steady_base else "-"
+        print(f"{name:16s} {res['sps']:13.1f} {res['steady_sps']:15.1f} {res['max_sps']:12.1f} "
+              f"{ratio:>9s} {steady:>16s}")
     for name, value in ratios(results).items():
         print(f"  {name}: {value:.2f}x")
 
@@ -165,13 +198,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default=None,
                         help="one config instead of the named workloads")
-    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS),
+    parser.add_argument("--workloads", nargs="+", default=DEFAULT_WORKLOADS,
                         choices=list(WORKLOADS))
     parser.add_argument("--steps", type=int, default=40000)
     parser.add_argument("--envs", type=int, default=16)
     parser.add_argument("--num-steps", type=int, default=None,
                         help="rollout length T (default: the config's)")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--stages-dir", default=None,
+                        help="habitat-sim's test stages, for the pointnav dataset "
+                        "(default: the generator's, ../shared/habitat-sim/...)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/trainer_sps.json"))
     args = parser.parse_args()
     configs = {args.config: args.config} if args.config else {
@@ -179,8 +215,11 @@ def main() -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     report = dict(git_sha=_git_sha(), machine=platform.platform(), cpus=os.cpu_count(),
-                  steps=args.steps, envs=args.envs, num_steps=args.num_steps, workloads={})
+                  steps=args.steps, envs=args.envs, num_steps=args.num_steps,
+                  load_before=os.getloadavg(), workloads={})
     for name, config in configs.items():
+        if config.startswith("pointnav/"):
+            ensure_pointnav_dataset(args.stages_dir)
         results = {}
         for variant in args.variants:
             results[variant] = run_variant(
@@ -193,6 +232,10 @@ def main() -> None:
             os.replace(partial, out)  # atomic: a reader never sees half a file
         print_table(f"{name} ({config}), {args.envs} envs, {args.steps} steps, "
                     f"{os.cpu_count()} CPUs", results)
+    report["load_after"] = os.getloadavg()
+    out.write_text(json.dumps(report, indent=2))
+    print(f"load average (1, 5, 15 min): before {report['load_before']}, "
+          f"after {report['load_after']}")
     plot(report, out.with_suffix(".png"))
 
 

@@ -37,12 +37,20 @@ def config_names() -> List[str]:
     )
 
 
-def get_config(name: str, overrides: Optional[Sequence[str]] = None) -> Any:
-    """Compose and patch config ``name`` with Hydra ``overrides``."""
+def get_config(
+    name: str, overrides: Optional[Sequence[str]] = None, config_dir: Optional[str] = None
+) -> Any:
+    """Compose and patch config ``name`` with Hydra ``overrides``.
+
+    ``config_dir`` (default: our tree) is the primary config folder, as
+    ``--config-path`` is on the command line; habitat-lab's, habitat-baselines'
+    and our configs stay on the search path.
+    """
     register_hydra_plugin(HabitatBaselinesConfigPlugin)
     register_hydra_plugin(HabitatVerSearchPathPlugin)
     name = name[: -len(".yaml")] if name.endswith(".yaml") else name
     GlobalHydra.instance().clear()
-    with initialize_config_dir(version_base=None, config_dir=str(config_root())):
+    primary = str(config_root()) if config_dir is None else str(config_dir)
+    with initialize_config_dir(version_base=None, config_dir=primary):
         config = compose(config_name=name, overrides=list(overrides or []))
     return patch_config(config)

@@ -18,12 +18,14 @@ Compared with upstream's ``HabitatVectorEnvFactory`` it
 
 import functools
 import multiprocessing
+import os
 import random
 from typing import Any, Callable, List, Sequence, Tuple
 
-from habitat import VectorEnv, logger
+from habitat import ThreadedVectorEnv, VectorEnv, logger
 from habitat.config import read_write
 from habitat_baselines.common.env_factory import VectorEnvFactory
+from omegaconf import OmegaConf
 
 from habitat_ver.config.schema import hang_warning_seconds
 from habitat_ver.envs.builder import build_env, scenario_for
@@ -47,6 +49,14 @@ def split_scenes(
     splits: List[List[str]] = [[] for _ in range(num_environments)]
     for index, scene in enumerate(scenes):
         splits[index % num_environments].append(scene)
+    return splits
+
+
+def scene_splits(scenes: Sequence[str], num_environments: int, seed: int) -> List[List[str]]:
+    """:func:`split_scenes`, logged when there are scenes (gym tasks have none)."""
+    splits = split_scenes(scenes, num_environments, seed)
+    if any(splits):
+        logger.info(f"habitat_ver: scenes per environment: {splits}")
     return splits
 
 
@@ -101,7 +111,7 @@ class VerVectorEnvFactory(VectorEnvFactory):
                     "using one environment per scene"
                 )
                 num_environments = len(scenes)
-        splits = split_scenes(scenes, num_environments, config.habitat.seed)
+        splits = scene_splits(scenes, num_environments, config.habitat.seed)
         # Env indices are global across ranks (rank r owns r*N .. r*N+N-1), so
         # per-env settings such as the straggler wrapper's `slow_env_indices`
         # name one environment of the whole run.
@@ -111,14 +121,26 @@ class VerVectorEnvFactory(VectorEnvFactory):
             for i in range(num_environments)
         )
         _preload_in_workers()
-        return GuardedVectorEnv(
-            make_env_fn=build_env,
-            env_fn_args=env_args,
-            workers_ignore_signals=workers_ignore_signals,
-            describe=lambda i: f"global index {first_index + i}, "
-            f"{scenario_for(config, first_index + i)}",
-            hang_warning_s=hang_warning_seconds(config),
-        )
+        # HABITAT_ENV_DEBUG=1 steps the envs in threads of this process
+        # (upstream's debugging switch, kept for the configs that name it).
+        if int(os.environ.get("HABITAT_ENV_DEBUG", 0)):
+            envs: VectorEnv = ThreadedVectorEnv(
+                make_env_fn=build_env,
+                env_fn_args=env_args,
+                workers_ignore_signals=workers_ignore_signals,
+            )
+        else:
+            envs = GuardedVectorEnv(
+                make_env_fn=build_env,
+                env_fn_args=env_args,
+                workers_ignore_signals=workers_ignore_signals,
+                describe=lambda i: f"global index {first_index + i}, "
+                f"{scenario_for(config, first_index + i)}",
+                hang_warning_s=hang_warning_seconds(config),
+            )
+        if OmegaConf.select(config, "habitat.simulator.renderer.enable_batch_renderer"):
+            envs.initialize_batch_renderer(config)
+        return envs
 
     @staticmethod
     def env_config(
@@ -141,12 +163,15 @@ class VerVectorEnvFactory(VectorEnvFactory):
 
 def env_builders(config: Any) -> List[Tuple[int, Callable[[], Any]]]:
     """``(global env index, picklable zero-argument builder)`` for each env of
-    this rank, configured as upstream's vector env configures its envs; what
-    our env worker processes build."""
+    this rank, configured (scenes split, seeds offset) as
+    :class:`VerVectorEnvFactory` configures its envs; what our env worker
+    processes build."""
     num_envs = config.habitat_baselines.num_environments
+    splits = scene_splits(_scenes_of(config), num_envs, config.habitat.seed)
     first = rank() * num_envs
     return [
         (first + i, functools.partial(
-            build_env, VerVectorEnvFactory.env_config(config, i, [], rank() == 0), first + i))
+            build_env, VerVectorEnvFactory.env_config(config, i, splits[i], rank() == 0),
+            first + i))
         for i in range(num_envs)
     ]

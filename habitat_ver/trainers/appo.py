@@ -29,6 +29,7 @@ from habitat import logger
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 
 from habitat_ver.config.schema import hang_warning_seconds
+from habitat_ver.config.upstream import with_appo_defaults
 from habitat_ver.envs.builder import scenario_for
 from habitat_ver.envs.factory import env_builders
 from habitat_ver.system.appo_buffers import SlotPool, TrajectoryBuffers
@@ -60,6 +61,11 @@ class AppoTrainer(DDPPOTrainer):
         return self.config.habitat_baselines.rl.appo
 
     # --------------------------------------------------------------- set-up
+    @classmethod
+    def adapt_config(cls, config: Any) -> Any:
+        """Also fills in ``rl.appo``'s defaults (upstream configs lack it)."""
+        return with_appo_defaults(super().adapt_config(config))
+
     def _init_envs(self, config: Any = None, is_eval: bool = False) -> None:
         if is_eval:  # evaluation runs upstream's evaluator on a vector env
             return super()._init_envs(config, is_eval)

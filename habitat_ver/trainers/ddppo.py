@@ -41,6 +41,7 @@ from habitat_ver.config.schema import (
     section_or_default,
 )
 from habitat_ver.config.stored import with_current_code
+from habitat_ver.config.upstream import use_our_env_factory
 from habitat_ver.config.validate import ConfigError, validate
 from habitat_ver.distributed import requeue
 from habitat_ver.distributed.preemption import RolloutTracker
@@ -58,6 +59,7 @@ class DDPPOTrainer(PPOTrainer):
     SUPPORTED_PREEMPTION = ("none", "ddppo")
 
     def __init__(self, config: Any = None):
+        config = self.adapt_config(config)
         try:
             validate(config)
         except (HabitatSimRequiredError, HabitatDataMissingError) as error:
@@ -79,6 +81,17 @@ class DDPPOTrainer(PPOTrainer):
         self._stop_agreed = False
 
     # ----------------------------------------------------------------- hooks
+    @classmethod
+    def adapt_config(cls, config: Any) -> Any:
+        """Hook: ``config`` with the upstream classes it names that this
+        trainer cannot run replaced by ours (:mod:`habitat_ver.config.upstream`)."""
+        return use_our_env_factory(config)
+
+    def _init_envs(self, config: Any = None, is_eval: bool = False) -> None:
+        # Evaluation may run a checkpoint's config, written by upstream.
+        config = self.config if config is None else config
+        super()._init_envs(use_our_env_factory(config), is_eval)
+
     def should_end_early(self, rollout_step: int) -> bool:
         """Upstream's preemption hook, answered by our rollout tracker."""
         if self._rollout_tracker is None:

@@ -34,6 +34,7 @@ from habitat_baselines.utils.common import inference_mode
 from torch import Tensor
 
 from habitat_ver.config.schema import VERSystemConfig, hang_warning_seconds, section_or_default
+from habitat_ver.config.upstream import use_ver_storage
 from habitat_ver.distributed.ver_tracker import VERPreemptionTracker
 from habitat_ver.envs.builder import scenario_for
 from habitat_ver.envs.factory import env_builders
@@ -77,6 +78,11 @@ class VERTrainer(DDPPOTrainer):
         self.rollout_stats: List[Dict[str, Any]] = []
 
     # --------------------------------------------------------------- set-up
+    @classmethod
+    def adapt_config(cls, config: Any) -> Any:
+        """Also reads upstream's storage names as ``VERStorage``."""
+        return use_ver_storage(super().adapt_config(config))
+
     def _init_envs(self, config: Any = None, is_eval: bool = False) -> None:
         if is_eval:  # evaluation runs upstream's evaluator on a vector env
             return super()._init_envs(config, is_eval)

@@ -1,0 +1,120 @@
+"""Running habitat-baselines' own configs with habitat-ver's trainers.
+
+An upstream config (e.g. habitat-baselines' ``pointnav/ddppo_pointnav.yaml``)
+with only ``trainer_name`` changed names upstream's classes where ours must
+run.  Each trainer adapts the config once, at construction, before
+validation; every substitution is logged once per process and the adapted
+config is what the run saves in its checkpoints.
+
+* ``vector_env_factory``: upstream's ``HabitatVectorEnvFactory`` shuffles the
+  read-only ``content_scenes`` list in place, so any explicit list of two or
+  more scenes ends in ``ReadonlyConfigError``.  Ours
+  (:class:`~habitat_ver.envs.factory.VerVectorEnvFactory`) builds the same
+  environments and splits the scenes without touching the config.
+* ``rollout_storage_name`` (``ver`` only): VER needs
+  :class:`~habitat_ver.storage.ver_storage.VERStorage`.  Upstream's lock-step
+  storages (``RolloutStorage``, the default, and ``VERRolloutStorage``, which
+  upstream's VER uses whatever the key says) are read as ``VERStorage``; any
+  other storage is refused with :class:`ConfigError`.
+* ``rl.appo`` (``appo`` only): upstream's schema has no such section; its
+  defaults (:class:`~habitat_ver.config.appo.AppoConfig`) are filled in.
+"""
+
+from typing import Any, Set
+
+from habitat import logger
+from habitat.config import read_write
+from omegaconf import OmegaConf
+
+from habitat_ver.config.validate import ConfigError
+
+OUR_ENV_FACTORY = "habitat_ver.envs.factory.VerVectorEnvFactory"
+OUR_VER_STORAGE = "VERStorage"
+# Storage names that mean "the lock-step PPO storage" in upstream configs (and
+# in our ddppo configs): under `ver` they are read as VERStorage.
+LOCKSTEP_STORAGE_NAMES = ("RolloutStorage", "VERRolloutStorage", "LockstepRolloutStorage")
+
+_logged: Set[str] = set()
+
+
+def _log_once(message: str) -> None:
+    if message not in _logged:
+        _logged.add(message)
+        logger.info(message)
+
+
+def _is_upstream_env_factory(target: Any) -> bool:
+    if not target:
+        return False
+    from hydra.utils import get_class
+
+    from habitat_baselines.common.habitat_env_factory import HabitatVectorEnvFactory
+
+    try:
+        return get_class(str(target)) is HabitatVectorEnvFactory
+    except Exception:  # noqa: BLE001 - an unknown target fails later, upstream's way
+        return False
+
+
+def _replaced(config: Any, key: str, value: Any) -> Any:
+    """A copy of ``config`` with ``habitat_baselines.<key>`` set to ``value``."""
+    config = config.copy()
+    parent, _, leaf = ("habitat_baselines." + key).rpartition(".")
+    node = OmegaConf.select(config, parent)
+    # Structured sections carry their own struct flag: open the parent itself.
+    with read_write(node):
+        node[leaf] = value
+    return config
+
+
+def use_our_env_factory(config: Any) -> Any:
+    """``config`` with upstream's ``HabitatVectorEnvFactory`` replaced by ours.
+
+    Returns ``config`` itself when it names another factory.
+    """
+    target = config.habitat_baselines.vector_env_factory.get("_target_")
+    if not _is_upstream_env_factory(target):
+        return config
+    _log_once(
+        f"habitat_baselines.vector_env_factory._target_={target}: using {OUR_ENV_FACTORY} "
+        "(same environments; upstream's shuffles the read-only content_scenes list)"
+    )
+    return _replaced(config, "vector_env_factory._target_", OUR_ENV_FACTORY)
+
+
+def use_ver_storage(config: Any) -> Any:
+    """``config`` with a lock-step storage name replaced by ``VERStorage``.
+
+    Raises:
+        ConfigError: ``rollout_storage_name`` names neither a VERStorage
+            (or subclass) nor one of :data:`LOCKSTEP_STORAGE_NAMES`.
+    """
+    from habitat_baselines.common.baseline_registry import baseline_registry
+
+    from habitat_ver.storage.ver_storage import VERStorage
+
+    name = config.habitat_baselines.rollout_storage_name
+    registered = baseline_registry.get_storage(name)
+    if isinstance(registered, type) and issubclass(registered, VERStorage):
+        return config
+    if name not in LOCKSTEP_STORAGE_NAMES:
+        raise ConfigError(
+            f"habitat_baselines.rollout_storage_name={name!r} is not allowed for trainer "
+            f"{config.habitat_baselines.trainer_name!r}: it needs {OUR_VER_STORAGE!r} "
+            f"(or a subclass); {list(LOCKSTEP_STORAGE_NAMES)} are read as {OUR_VER_STORAGE!r}"
+        )
+    _log_once(
+        f"habitat_baselines.rollout_storage_name={name}: the ver trainer uses "
+        f"{OUR_VER_STORAGE} (VER's variable-experience storage)"
+    )
+    return _replaced(config, "rollout_storage_name", OUR_VER_STORAGE)
+
+
+def with_appo_defaults(config: Any) -> Any:
+    """``config`` with ``habitat_baselines.rl.appo`` at its defaults if absent."""
+    if "appo" in config.habitat_baselines.rl:
+        return config
+    from habitat_ver.config.appo import AppoConfig
+
+    _log_once("habitat_baselines.rl.appo is not in the config: using its defaults")
+    return _replaced(config, "rl.appo", OmegaConf.structured(AppoConfig))
