@@ -21,6 +21,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import torch
 from habitat import logger
+from habitat.config import read_write
 from habitat_baselines.common.env_spec import EnvironmentSpec
 from habitat_baselines.common.tensorboard_utils import get_writer
 from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
@@ -91,6 +92,17 @@ class DDPPOTrainer(PPOTrainer):
         # Evaluation may run a checkpoint's config, written by upstream.
         config = self.config if config is None else config
         super()._init_envs(use_our_env_factory(config), is_eval)
+        if is_eval and self.envs.num_envs != self.config.habitat_baselines.num_environments:
+            # Evaluation keeps one env per scene (fewer envs than configured
+            # when scenes are few), and upstream's evaluator sizes its hidden
+            # states, previous actions and masks from self.config: make them agree.
+            logger.info(
+                f"habitat_ver: evaluating with {self.envs.num_envs} environment(s), "
+                f"one per scene (habitat_baselines.num_environments="
+                f"{self.config.habitat_baselines.num_environments})"
+            )
+            with read_write(self.config):
+                self.config.habitat_baselines.num_environments = self.envs.num_envs
 
     def should_end_early(self, rollout_step: int) -> bool:
         """Upstream's preemption hook, answered by our rollout tracker."""

@@ -21,7 +21,9 @@ RUNS = {
     "ddppo": ("pointnav/ddppo_simple_room", []),
     "ver": ("pointnav/ver_simple_room", []),
     "nover": ("pointnav/ver_simple_room", ["habitat_baselines.rl.ver.variable_experience=False"]),
-    "appo": ("pointnav/appo_simple_room", ["habitat_baselines.rl.appo.batch_trajectories=2"]),
+    # 2 envs: one per rollout worker, so one env group per worker.
+    "appo": ("pointnav/appo_simple_room", ["habitat_baselines.rl.appo.batch_trajectories=2",
+                                           "habitat_baselines.rl.appo.num_env_groups=1"]),
 }
 _METRIC = re.compile(r"Average episode (success|spl): ([0-9.]+)")
 

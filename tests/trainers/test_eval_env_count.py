@@ -1,0 +1,36 @@
+"""Evaluation with fewer scenes than environments (one env per scene).
+
+Upstream's trainer asks the env factory for one env per scene at evaluation,
+so a single-scene task configured for 2 envs evaluates on 1; upstream's
+evaluator sizes its recurrent states from ``habitat_baselines.num_environments``
+and a recurrent policy then got a batch of 1 observation with 2 hidden states
+(the PointNav-on-simple_room failure).  Sim-free: CartPole with one named scene.
+"""
+
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from habitat_ver.config.compose import get_config
+from habitat_ver.envs import factory
+from habitat_ver.run import execute_exp
+
+from .conftest import run_overrides
+
+GRU = ["habitat_baselines.rl.ddppo.rnn_type=GRU"]
+
+
+@pytest.mark.parametrize("trainer", ["ddppo", "ver"])
+def test_recurrent_policy_evaluates_one_env_per_scene(trainer, out_dir, monkeypatch):
+    config_name = f"gym/{trainer}_cartpole"
+    execute_exp(get_config(config_name, run_overrides(out_dir, 1) + GRU), "train")
+    # One scene for 2 envs: the factory builds a single env for evaluation.
+    monkeypatch.setattr(factory, "_scenes_of", lambda config: ["only_scene"])
+    eval_config = get_config(config_name, run_overrides(out_dir, num_envs=2) + GRU + [
+        f"habitat_baselines.eval_ckpt_path_dir={out_dir}/checkpoints/latest.pth",
+        "habitat_baselines.test_episode_count=3", "habitat_baselines.evaluate=True"])
+    execute_exp(eval_config, "eval")
+    events = EventAccumulator(str(out_dir / "tb"))
+    events.Reload()
+    (reward,) = events.Scalars("eval_reward/average_reward")
+    # CartPole pays 1 per step; episodes last between 8 and 500 steps.
+    assert 8 <= reward.value <= 500
