@@ -111,10 +111,19 @@ def use_ver_storage(config: Any) -> Any:
 
 
 def with_appo_defaults(config: Any) -> Any:
-    """``config`` with ``habitat_baselines.rl.appo`` at its defaults if absent."""
+    """``config`` with ``habitat_baselines.rl.appo`` at its defaults if absent.
+
+    The whole ``rl`` section is retyped as our schema's (upstream's fields plus
+    ``appo`` and ``max_nonfinite_rewards``, at their defaults), so the added
+    keys are declared ones, not keys the schema check refuses.
+    """
     if "appo" in config.habitat_baselines.rl:
         return config
-    from habitat_ver.config.appo import AppoConfig
+    from habitat_ver.config.appo import HabitatVerRLConfig
 
     _log_once("habitat_baselines.rl.appo is not in the config: using its defaults")
-    return _replaced(config, "rl.appo", OmegaConf.structured(AppoConfig))
+    # From plain data: OmegaConf refuses to merge a node typed by upstream's
+    # RLConfig into its subclass.
+    rl = OmegaConf.merge(OmegaConf.structured(HabitatVerRLConfig),
+                         OmegaConf.to_container(config.habitat_baselines.rl, resolve=False))
+    return _replaced(config, "rl", rl)

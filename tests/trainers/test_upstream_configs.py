@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
+from habitat_baselines.config.default_structured_configs import RLConfig
+
 from habitat_ver.config.appo import AppoConfig
 from habitat_ver.config.compose import get_config
 from habitat_ver.config.upstream import OUR_ENV_FACTORY
@@ -73,8 +75,12 @@ def test_ver_refuses_a_storage_it_cannot_fill(out_dir):
 def test_appo_runs_a_config_without_its_section(out_dir):
     plain = OmegaConf.to_container(
         get_config("gym/appo_cartpole", run_overrides(out_dir, 2, num_envs=4)))
-    del plain["habitat_baselines"]["rl"]["appo"]  # as upstream's schema composes it
+    rl = plain["habitat_baselines"].pop("rl")
+    del rl["appo"], rl["max_nonfinite_rewards"]  # not in upstream's schema
     config = OmegaConf.create(plain)
+    # As upstream's schema composes it: rl typed by upstream's RLConfig, so a
+    # key added to it untyped would be refused as unknown.
+    config.habitat_baselines.rl = OmegaConf.merge(OmegaConf.structured(RLConfig), rl)
     OmegaConf.set_readonly(config, True)
     trainer = execute_exp(config, "train")
     assert trainer.config.habitat_baselines.rl.appo == OmegaConf.structured(AppoConfig)
