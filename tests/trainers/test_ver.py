@@ -177,15 +177,21 @@ def test_a_rollout_filled_while_learning_is_taken_as_it_is(out_dir):
         trainer.envs.close()
 
 
-def test_overlapped_collector_acts_on_held_envs_first(out_dir):
-    # In-process envs, learning outlasting collection: env 0's result arrives
-    # when the rollout is full, so it is held. The overlapped collector must
-    # act on it; it stayed idle before (next rollout's counts [0, 24, 24]).
+def _serial_overlap_trainer(out_dir):
+    """3 in-process CartPole envs, overlap of collection and learning on."""
     config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2, num_envs=3) + [
         "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
     trainer = VERTrainer(config)
     trainer.serial_envs = True
     trainer._init_train()
+    return trainer
+
+
+def test_overlapped_collector_acts_on_held_envs_first(out_dir):
+    # In-process envs, learning outlasting collection: env 0's result arrives
+    # when the rollout is full, so it is held. The overlapped collector must
+    # act on it; it stayed idle before (next rollout's counts [0, 24, 24]).
+    trainer = _serial_overlap_trainer(out_dir)
     try:
         assert trainer._collect_rollout() == T * 3
         ready = trainer._wait_ready()
@@ -305,11 +311,7 @@ def test_step_time_counts_the_time_of_steps_collected_while_learning(out_dir):
     # outlasts collection, so the overlapped collector fills all 48 steps of
     # rollout 2 (0.48 s) and its own collection window adds none. Its step
     # time is 0.48 s * 3 envs / 48 steps = 0.03 s; it was 0 (0 s / 48 steps).
-    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2, num_envs=3) + [
-        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
-    trainer = VERTrainer(config)
-    trainer.serial_envs = True
-    trainer._init_train()
+    trainer = _serial_overlap_trainer(out_dir)
     sent = [0]
     trainer.clock = lambda: 0.01 * sent[0]
     send = trainer.envs.send_actions
@@ -345,11 +347,7 @@ def test_steps_collected_while_learning_count_towards_the_preemption_target(out_
     # Learning ends once the overlapped collector has 8 steps of rollout 2;
     # the rest come in the collection window. All 48 count towards VER's S
     # (before: only the window's, 40 or fewer).
-    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2, num_envs=3) + [
-        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
-    trainer = VERTrainer(config)
-    trainer.serial_envs = True
-    trainer._init_train()
+    trainer = _serial_overlap_trainer(out_dir)
     trainer._ver_tracker = tracker = _RecordingTracker()
     try:
         trainer._collect_rollout()
