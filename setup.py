@@ -9,7 +9,10 @@ from setuptools import find_packages, setup
 
 setup(
     packages=find_packages(include=["habitat_ver", "habitat_ver.*"])
-    + ["hydra_plugins.habitat_ver_plugin", "habitat_ver_configs",
-       "habitat_ver_configs.habitat_baselines"],
+    + [
+        "hydra_plugins.habitat_ver_plugin",
+        "habitat_ver_configs",
+        "habitat_ver_configs.habitat_baselines",
+    ],
     package_dir={"habitat_ver_configs": "configs"},
 )

@@ -77,8 +77,13 @@ def _our_doom_class() -> Any:
         def step(self, action):
             obs, reward, done, info = self.env.step(int(action))
             truncated = bool(info.get("TimeLimit.truncated", False))
-            return (np.ascontiguousarray(obs["rgb"].transpose(2, 0, 1)), reward,
-                    done and not truncated, truncated, {})
+            return (
+                np.ascontiguousarray(obs["rgb"].transpose(2, 0, 1)),
+                reward,
+                done and not truncated,
+                truncated,
+                {},
+            )
 
         def close(self):
             self.env.close()
@@ -103,20 +108,44 @@ def _sf_child(args: argparse.Namespace) -> None:
     register_env("habitat_ver_doom_my_way_home", _sf_make)
     per_worker = args.num_envs // args.num_workers
     argv = [
-        "--env=habitat_ver_doom_my_way_home", f"--experiment={args.sf_experiment}",
-        f"--train_dir={args.sf_train_dir}", "--device=cpu", "--algo=APPO",
-        f"--num_workers={args.num_workers}", f"--num_envs_per_worker={per_worker}",
-        "--worker_num_splits=2", f"--rollout={args.rollout}",
-        f"--batch_size={args.rollout * args.batch_trajectories}", "--num_batches_per_epoch=1",
-        "--num_epochs=1", "--with_vtrace=False", "--use_rnn=True", "--rnn_type=gru",
-        "--rnn_size=256", "--encoder_conv_architecture=convnet_atari",
-        "--encoder_conv_mlp_layers", "256", "--normalize_input=False", "--normalize_returns=False",
-        "--decorrelate_experience_max_seconds=0", "--decorrelate_envs_on_one_worker=False",
-        f"--train_for_env_steps={args.steps}", "--save_every_sec=100000",
-        "--keep_checkpoints=1", "--save_best_every_sec=100000", "--experiment_summaries_interval=5",
-        "--policy_workers_per_policy=1", "--num_policies=1", "--learning_rate=0.00025",
-        "--gamma=0.99", "--exploration_loss_coeff=0.01", "--value_loss_coeff=0.5",
-        "--max_grad_norm=0.5", "--ppo_clip_ratio=0.2", "--seed=1", "--with_wandb=False",
+        "--env=habitat_ver_doom_my_way_home",
+        f"--experiment={args.sf_experiment}",
+        f"--train_dir={args.sf_train_dir}",
+        "--device=cpu",
+        "--algo=APPO",
+        f"--num_workers={args.num_workers}",
+        f"--num_envs_per_worker={per_worker}",
+        "--worker_num_splits=2",
+        f"--rollout={args.rollout}",
+        f"--batch_size={args.rollout * args.batch_trajectories}",
+        "--num_batches_per_epoch=1",
+        "--num_epochs=1",
+        "--with_vtrace=False",
+        "--use_rnn=True",
+        "--rnn_type=gru",
+        "--rnn_size=256",
+        "--encoder_conv_architecture=convnet_atari",
+        "--encoder_conv_mlp_layers",
+        "256",
+        "--normalize_input=False",
+        "--normalize_returns=False",
+        "--decorrelate_experience_max_seconds=0",
+        "--decorrelate_envs_on_one_worker=False",
+        f"--train_for_env_steps={args.steps}",
+        "--save_every_sec=100000",
+        "--keep_checkpoints=1",
+        "--save_best_every_sec=100000",
+        "--experiment_summaries_interval=5",
+        "--policy_workers_per_policy=1",
+        "--num_policies=1",
+        "--learning_rate=0.00025",
+        "--gamma=0.99",
+        "--exploration_loss_coeff=0.01",
+        "--value_loss_coeff=0.5",
+        "--max_grad_norm=0.5",
+        "--ppo_clip_ratio=0.2",
+        "--seed=1",
+        "--with_wandb=False",
     ]
     parser, _ = parse_sf_args(argv)
     cfg = parse_full_cfg(parser, argv)
@@ -127,21 +156,29 @@ def _sf_child(args: argparse.Namespace) -> None:
 def _our_overrides(args: argparse.Namespace, out: Path, trainer: str) -> List[str]:
     h, w = args.resolution
     overrides = [
-        f"habitat_baselines.checkpoint_folder={out}/ck", f"habitat_baselines.tensorboard_dir={out}/tb",
-        f"habitat_baselines.log_file={out}/train.log", f"habitat_baselines.video_dir={out}/video",
-        f"habitat_baselines.eval_ckpt_path_dir={out}/ck", "habitat_baselines.progress.enabled=False",
+        f"habitat_baselines.checkpoint_folder={out}/ck",
+        f"habitat_baselines.tensorboard_dir={out}/tb",
+        f"habitat_baselines.log_file={out}/train.log",
+        f"habitat_baselines.video_dir={out}/video",
+        f"habitat_baselines.eval_ckpt_path_dir={out}/ck",
+        "habitat_baselines.progress.enabled=False",
         f"habitat_baselines.num_environments={args.num_envs}",
-        f"habitat_baselines.total_num_steps={args.steps}", "habitat_baselines.num_updates=-1",
-        "habitat_baselines.num_checkpoints=1", "habitat_baselines.log_interval=5",
+        f"habitat_baselines.total_num_steps={args.steps}",
+        "habitat_baselines.num_updates=-1",
+        "habitat_baselines.num_checkpoints=1",
+        "habitat_baselines.log_interval=5",
         f"habitat_baselines.embedded_env.resolution=[{h},{w}]",
         f"habitat_baselines.embedded_env.frame_skip={args.frame_skip}",
-        f"habitat_baselines.rl.ppo.num_steps={args.rollout}", "habitat_baselines.rl.ppo.ppo_epoch=1",
+        f"habitat_baselines.rl.ppo.num_steps={args.rollout}",
+        "habitat_baselines.rl.ppo.ppo_epoch=1",
         "habitat_baselines.rl.ppo.num_mini_batch=1",
         "habitat_baselines.rl.preemption.save_resume_state_interval=100000",
     ]
     if trainer == "appo":
-        overrides += [f"habitat_baselines.rl.appo.num_rollout_workers={args.num_workers}",
-                      f"habitat_baselines.rl.appo.batch_trajectories={args.batch_trajectories}"]
+        overrides += [
+            f"habitat_baselines.rl.appo.num_rollout_workers={args.num_workers}",
+            f"habitat_baselines.rl.appo.batch_trajectories={args.batch_trajectories}",
+        ]
     return overrides
 
 
@@ -159,19 +196,28 @@ def _run_ours(args: argparse.Namespace, trainer: str, work: Path) -> Dict[str, A
     )
     config = f"doom/{trainer}_my_way_home"
     start = time.time()
-    done = subprocess.run([sys.executable, "-c", code, config,
-                           json.dumps(_our_overrides(args, out, trainer))],
-                          capture_output=True, text=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-c", code, config, json.dumps(_our_overrides(args, out, trainer))],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     wall = time.time() - start
     if done.returncode != 0:
         return dict(ok=False, error=done.stderr[-3000:])
     result = json.loads(done.stdout.split("RESULT", 1)[1])
     curve = _tensorboard_curve(out / "tb")
     lags = result.pop("lag")
-    return dict(ok=True, steps=result["steps"], sps_trainer=result["sps"],
-                sps_whole_run=result["steps"] / wall, wall_s=wall,
-                sps_steady=_steady_sps(curve), reward_vs_steps=curve["reward"],
-                policy_lag_max=max((x for _, x in lags), default=None))
+    return dict(
+        ok=True,
+        steps=result["steps"],
+        sps_trainer=result["sps"],
+        sps_whole_run=result["steps"] / wall,
+        wall_s=wall,
+        sps_steady=_steady_sps(curve),
+        reward_vs_steps=curve["reward"],
+        policy_lag_max=max((x for _, x in lags), default=None),
+    )
 
 
 def _tensorboard_curve(folder: Path) -> Dict[str, Any]:
@@ -202,16 +248,38 @@ def _run_sf(args: argparse.Namespace, work: Path) -> Dict[str, Any]:
         return dict(ok=False, error="no --sf-python given")
     train_dir = work / "sf"
     shutil.rmtree(train_dir, ignore_errors=True)
-    child = [args.sf_python, str(Path(__file__).resolve()), "--sf-child",
-             "--sf-train-dir", str(train_dir), "--steps", str(args.steps),
-             "--num-envs", str(args.num_envs), "--num-workers", str(args.num_workers),
-             "--rollout", str(args.rollout), "--batch-trajectories", str(args.batch_trajectories),
-             "--frame-skip", str(args.frame_skip), "--resolution", *map(str, args.resolution)]
+    child = [
+        args.sf_python,
+        str(Path(__file__).resolve()),
+        "--sf-child",
+        "--sf-train-dir",
+        str(train_dir),
+        "--steps",
+        str(args.steps),
+        "--num-envs",
+        str(args.num_envs),
+        "--num-workers",
+        str(args.num_workers),
+        "--rollout",
+        str(args.rollout),
+        "--batch-trajectories",
+        str(args.batch_trajectories),
+        "--frame-skip",
+        str(args.frame_skip),
+        "--resolution",
+        *map(str, args.resolution),
+    ]
     start = time.time()
     # Its own session: on a hang (e.g. a crashed learner, which Sample
     # Factory does not turn into an exit) the whole group is killed.
-    process = subprocess.Popen(child, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, cwd=work, start_new_session=True)
+    process = subprocess.Popen(
+        child,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=work,
+        start_new_session=True,
+    )
     watchdog = threading.Timer(args.sf_timeout, os.killpg, (process.pid, signal.SIGKILL))
     watchdog.start()
     frames: List[tuple] = []
@@ -240,8 +308,14 @@ def _run_sf(args: argparse.Namespace, work: Path) -> Dict[str, Any]:
     if len(steady) >= 2:
         (s0, t0), (s1, t1) = steady[0], steady[-1]
         sps_steady = (s1 - s0) / max(t1 - t0, 1e-9)
-    return dict(ok=True, steps=frames[-1][0], sps_whole_run=frames[-1][0] / wall, wall_s=wall,
-                sps_steady=sps_steady, reward_vs_steps=rewards[:: max(1, len(rewards) // 40)])
+    return dict(
+        ok=True,
+        steps=frames[-1][0],
+        sps_whole_run=frames[-1][0] / wall,
+        wall_s=wall,
+        sps_steady=sps_steady,
+        reward_vs_steps=rewards[:: max(1, len(rewards) // 40)],
+    )
 
 
 # --------------------------------------------------------------------- main
@@ -251,16 +325,19 @@ def _git_sha() -> str:
 
 
 def _table(results: Dict[str, Dict[str, Any]]) -> str:
-    rows = ["| run | ok | env steps | steady SPS | whole-run SPS | last reward |",
-            "| --- | --- | --- | --- | --- | --- |"]
+    rows = [
+        "| run | ok | env steps | steady SPS | whole-run SPS | last reward |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for name, r in results.items():
         if not r.get("ok"):
             rows.append(f"| {name} | no | - | - | - | - |")
             continue
         last = r["reward_vs_steps"][-1][1] if r["reward_vs_steps"] else float("nan")
         steady = "-" if r["sps_steady"] is None else f"{r['sps_steady']:.0f}"
-        rows.append(f"| {name} | yes | {r['steps']} | {steady} | "
-                    f"{r['sps_whole_run']:.0f} | {last:.3f} |")
+        rows.append(
+            f"| {name} | yes | {r['steps']} | {steady} | {r['sps_whole_run']:.0f} | {last:.3f} |"
+        )
     return "\n".join(rows)
 
 
@@ -274,10 +351,17 @@ def _parse(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--batch-trajectories", type=int, default=8)
     parser.add_argument("--frame-skip", type=int, default=4)
     parser.add_argument("--resolution", type=int, nargs=2, default=[72, 96], metavar=("H", "W"))
-    parser.add_argument("--sf-timeout", type=float, default=1800.0,
-                        help="seconds before a Sample Factory run is killed")
-    parser.add_argument("--runs", default="appo,sample_factory,ver",
-                        help="comma-separated subset of appo, sample_factory, ver")
+    parser.add_argument(
+        "--sf-timeout",
+        type=float,
+        default=1800.0,
+        help="seconds before a Sample Factory run is killed",
+    )
+    parser.add_argument(
+        "--runs",
+        default="appo,sample_factory,ver",
+        help="comma-separated subset of appo, sample_factory, ver",
+    )
     parser.add_argument("--out", default="outputs/benchmarks/appo_vs_sample_factory.json")
     parser.add_argument("--sf-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--sf-train-dir", default=None, help=argparse.SUPPRESS)
@@ -294,15 +378,22 @@ def main() -> None:
     results: Dict[str, Dict[str, Any]] = {}
     for name in args.runs.split(","):
         print(f"running {name} ...", flush=True)
-        results[name] = _run_sf(args, work) if name == "sample_factory" else _run_ours(args, name, work)
+        results[name] = (
+            _run_sf(args, work) if name == "sample_factory" else _run_ours(args, name, work)
+        )
         if not results[name]["ok"]:
             print(f"{name} failed:\n{results[name]['error']}", flush=True)
     ratio = None
     if results.get("appo", {}).get("ok") and results.get("sample_factory", {}).get("ok"):
         ratio = results["appo"]["sps_steady"] / results["sample_factory"]["sps_steady"]
-    report = dict(git_sha=_git_sha(), cpus=os.cpu_count(), settings=vars(args),
-                  results=results, appo_over_sample_factory_steady_sps=ratio,
-                  time=time.strftime("%Y-%m-%d %H:%M:%S"))
+    report = dict(
+        git_sha=_git_sha(),
+        cpus=os.cpu_count(),
+        settings=vars(args),
+        results=results,
+        appo_over_sample_factory_steady_sps=ratio,
+        time=time.strftime("%Y-%m-%d %H:%M:%S"),
+    )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1))
     print(_table(results))

@@ -53,8 +53,9 @@ def _parse() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--batch", type=int, default=1024, help="steps per minibatch")
     p.add_argument("--size", type=int, default=128, help="depth image side (pixels)")
-    p.add_argument("--reps", type=int, default=None,
-                   help="timed repetitions (default 3 on CPU, 20 on CUDA)")
+    p.add_argument(
+        "--reps", type=int, default=None, help="timed repetitions (default 3 on CPU, 20 on CUDA)"
+    )
     p.add_argument("--warmup", type=int, default=1, help="untimed repetitions")
     p.add_argument("--device", default="cpu", help="cpu or cuda")
     p.add_argument("--channels-last", action="store_true", help="NHWC weights and inputs")
@@ -77,10 +78,12 @@ class _Backbone(nn.Module):
 
 def _models(args, space) -> Dict[str, nn.Module]:
     ours = VisualEncoder(space, ["depth"])
-    upstream = ResNetEncoder(space, baseplanes=32, ngroups=16,
-                             make_backbone=resnet.resnet18)
-    models = {"ours": ours, "upstream_backbone": _Backbone(args.channels_last),
-              "upstream_encoder": upstream}
+    upstream = ResNetEncoder(space, baseplanes=32, ngroups=16, make_backbone=resnet.resnet18)
+    models = {
+        "ours": ours,
+        "upstream_backbone": _Backbone(args.channels_last),
+        "upstream_encoder": upstream,
+    }
     if args.channels_last:
         ours.use_channels_last()
         for name in ("upstream_backbone", "upstream_encoder"):
@@ -115,26 +118,36 @@ def main() -> None:
 
         def step(model=model):
             model.zero_grad(set_to_none=True)
-            with torch.autocast(args.device.split(":")[0], dtype=amp_dtype,
-                                enabled=args.amp):
+            with torch.autocast(args.device.split(":")[0], dtype=amp_dtype, enabled=args.amp):
                 out = model(obs)
             out.float().square().mean().backward()
 
         results[name] = _time(step, args.device, reps, args.warmup)
-    print(json.dumps({
-        "benchmark": "policy_encoder",
-        "git_sha": _git_sha(),
-        "device": (torch.cuda.get_device_name(args.device)
-                   if args.device.startswith("cuda") else "cpu"),
-        "torch": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "batch": args.batch, "size": args.size, "reps": reps,
-        "channels_last": args.channels_last, "amp": args.amp,
-        "seconds_per_minibatch": results,
-        "parameters": params,
-        "ratio_ours_over_upstream_backbone": results["ours"] / results["upstream_backbone"],
-        "ratio_ours_over_upstream_encoder": results["ours"] / results["upstream_encoder"],
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "benchmark": "policy_encoder",
+                "git_sha": _git_sha(),
+                "device": (
+                    torch.cuda.get_device_name(args.device)
+                    if args.device.startswith("cuda")
+                    else "cpu"
+                ),
+                "torch": torch.__version__,
+                "threads": torch.get_num_threads(),
+                "batch": args.batch,
+                "size": args.size,
+                "reps": reps,
+                "channels_last": args.channels_last,
+                "amp": args.amp,
+                "seconds_per_minibatch": results,
+                "parameters": params,
+                "ratio_ours_over_upstream_backbone": results["ours"] / results["upstream_backbone"],
+                "ratio_ours_over_upstream_encoder": results["ours"] / results["upstream_encoder"],
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ Usage: ``python benchmarks/scaling_sim.py [--out PATH] [--slow-envs 0,1 ...]``
 import argparse
 import dataclasses
 import json
-import math
 import os
 import subprocess
 import sys
@@ -56,10 +55,18 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
     parser.add_argument("--updates", type=int, default=6)
     parser.add_argument("--warmup", type=int, default=1, help="updates not measured")
     parser.add_argument("--sync-frac", type=float, default=0.6)
-    for field in ("speed_factor_min", "speed_factor_max", "base_step_seconds", "jitter",
-                  "long_step_prob", "long_step_seconds", "slow_factor"):
-        parser.add_argument("--" + field.replace("_", "-"), type=float,
-                            default=getattr(defaults, field))
+    for field in (
+        "speed_factor_min",
+        "speed_factor_max",
+        "base_step_seconds",
+        "jitter",
+        "long_step_prob",
+        "long_step_seconds",
+        "slow_factor",
+    ):
+        parser.add_argument(
+            "--" + field.replace("_", "-"), type=float, default=getattr(defaults, field)
+        )
     parser.add_argument("--slow-envs", default="", help="global env indices, comma-separated")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=os.path.join("benchmarks", "results", "scaling_sim.json"))
@@ -72,11 +79,16 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
 def straggler_config(args: argparse.Namespace) -> StragglerConfig:
     slow = [int(i) for i in args.slow_envs.split(",") if i.strip()]
     return StragglerConfig(
-        enabled=True, speed_factor_min=args.speed_factor_min,
-        speed_factor_max=args.speed_factor_max, base_step_seconds=args.base_step_seconds,
-        jitter=args.jitter, long_step_prob=args.long_step_prob,
-        long_step_seconds=args.long_step_seconds, slow_env_indices=slow,
-        slow_factor=args.slow_factor, seed=args.seed,
+        enabled=True,
+        speed_factor_min=args.speed_factor_min,
+        speed_factor_max=args.speed_factor_max,
+        base_step_seconds=args.base_step_seconds,
+        jitter=args.jitter,
+        long_step_prob=args.long_step_prob,
+        long_step_seconds=args.long_step_seconds,
+        slow_env_indices=slow,
+        slow_factor=args.slow_factor,
+        seed=args.seed,
     )
 
 
@@ -90,9 +102,7 @@ class DelayModel:
 
     def __init__(self, config: StragglerConfig, num_envs: int):
         self.config = config
-        self.speed = np.array(
-            [StepDelaySampler(config, i).speed_factor for i in range(num_envs)]
-        )
+        self.speed = np.array([StepDelaySampler(config, i).speed_factor for i in range(num_envs)])
 
     def draw(self, rng: np.random.Generator, num_envs: int, steps: int) -> np.ndarray:
         """Waits after ``steps`` steps of envs ``0..num_envs-1``; shape [E, steps]."""
@@ -104,8 +114,9 @@ class DelayModel:
         return self.speed[:num_envs, None] * delay
 
 
-def simulate_rollout(model: DelayModel, rng, ranks: int, envs: int, steps: int,
-                     inference: float) -> Dict[str, np.ndarray]:
+def simulate_rollout(
+    model: DelayModel, rng, ranks: int, envs: int, steps: int, inference: float
+) -> Dict[str, np.ndarray]:
     """One rollout of every rank: lock-step and asynchronous step arrival times.
 
     Returns:
@@ -212,24 +223,30 @@ def simulate_ranks(model: DelayModel, ranks: int, args) -> Dict[str, float]:
 def git_sha() -> str:
     here = os.path.dirname(os.path.abspath(__file__))
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
-                             text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=here,
-                               capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, check=True
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=here, capture_output=True, text=True, check=True
+        )
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return out.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
 def print_table(rows: List[Dict[str, float]]) -> None:
-    header = (f"{'R':>4} {'sync':>9} {'ddppo':>9} {'ver':>9} {'ver_opt':>9} "
-              f"{'ddppo_fresh':>11} {'opt_fresh':>9} {'opt/ddppo':>9}")
+    header = (
+        f"{'R':>4} {'sync':>9} {'ddppo':>9} {'ver':>9} {'ver_opt':>9} "
+        f"{'ddppo_fresh':>11} {'opt_fresh':>9} {'opt/ddppo':>9}"
+    )
     print(header)
     for row in rows:
-        print(f"{row['ranks']:>4} {row['sync']:>9.0f} {row['ddppo']:>9.0f} "
-              f"{row['ver']:>9.0f} {row['ver_opt']:>9.0f} "
-              f"{row['ddppo_fresh_fraction']:>11.3f} {row['ver_opt_fresh_fraction']:>9.3f} "
-              f"{row['ver_opt'] / row['ddppo']:>9.2f}")
+        print(
+            f"{row['ranks']:>4} {row['sync']:>9.0f} {row['ddppo']:>9.0f} "
+            f"{row['ver']:>9.0f} {row['ver_opt']:>9.0f} "
+            f"{row['ddppo_fresh_fraction']:>11.3f} {row['ver_opt_fresh_fraction']:>9.3f} "
+            f"{row['ver_opt'] / row['ddppo']:>9.2f}"
+        )
 
 
 def main(argv: List[str]) -> int:

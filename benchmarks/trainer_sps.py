@@ -28,21 +28,27 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 
 # name -> extra Hydra overrides on top of the given (ddppo) config.
 VARIANTS = {
     "ddppo": [],
-    "ver": ["habitat_baselines.trainer_name=ver",
-            "habitat_baselines.rollout_storage_name=VERStorage"],
-    "nover": ["habitat_baselines.trainer_name=ver",
-              "habitat_baselines.rollout_storage_name=VERStorage",
-              "habitat_baselines.rl.ver.variable_experience=False"],
-    "ver_overlap": ["habitat_baselines.trainer_name=ver",
-                    "habitat_baselines.rollout_storage_name=VERStorage",
-                    "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"],
+    "ver": [
+        "habitat_baselines.trainer_name=ver",
+        "habitat_baselines.rollout_storage_name=VERStorage",
+    ],
+    "nover": [
+        "habitat_baselines.trainer_name=ver",
+        "habitat_baselines.rollout_storage_name=VERStorage",
+        "habitat_baselines.rl.ver.variable_experience=False",
+    ],
+    "ver_overlap": [
+        "habitat_baselines.trainer_name=ver",
+        "habitat_baselines.rollout_storage_name=VERStorage",
+        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True",
+    ],
     "upstream_ddppo": ["habitat_baselines.trainer_name=upstream_ddppo"],
     # habitat-baselines' own VER, on the same envs (its default 2 inference workers).
     "upstream_ver": ["habitat_baselines.trainer_name=upstream_ver"],
@@ -68,8 +74,7 @@ POINTNAV_DATASET = ROOT / "data/datasets/pointnav/simple_room/v1/train/train.jso
 WARMUP_UPDATES = 2
 
 # The ratios reported per workload: (numerator, denominator).
-RATIOS = [("ver", "ddppo"), ("ver", "nover"), ("ver", "upstream_ver"),
-          ("ver_overlap", "ver")]
+RATIOS = [("ver", "ddppo"), ("ver", "nover"), ("ver", "upstream_ver"), ("ver_overlap", "ver")]
 
 
 def sps_from_log(log_text: str) -> Dict[str, float]:
@@ -85,12 +90,12 @@ def sps_from_log(log_text: str) -> Dict[str, float]:
     fps = [float(v) for v in re.findall(r"update: \d+\s+fps: ([0-9.]+)", log_text)]
     frames = [int(v) for v in re.findall(r"(?:Num frames |\tframes: )(\d+)", log_text)]
     if not fps or len(fps) != len(frames):
-        raise ValueError(
-            f"the run's log has {len(fps)} fps lines and {len(frames)} frame counts")
+        raise ValueError(f"the run's log has {len(fps)} fps lines and {len(frames)} frame counts")
     elapsed = [f / s for f, s in zip(frames, fps) if s > 0]
     intervals = [
         (f1 - f0) / (e1 - e0)
-        for f0, f1, e0, e1 in zip(frames, frames[1:], elapsed, elapsed[1:]) if e1 > e0
+        for f0, f1, e0, e1 in zip(frames, frames[1:], elapsed, elapsed[1:])
+        if e1 > e0
     ]
     # Steady: steps/s from the end of update WARMUP_UPDATES to the last log line.
     first = min(WARMUP_UPDATES - 1, len(elapsed) - 1)  # line i: update i + 1
@@ -106,23 +111,31 @@ def ensure_pointnav_dataset(stages_dir: Optional[str]) -> None:
         return
     print(f"generating {POINTNAV_DATASET.relative_to(ROOT)} ...", flush=True)
     cmd = [sys.executable, "-m", "habitat_ver.tools.make_pointnav_dataset"]
-    done = subprocess.run(cmd + (["--stages-dir", stages_dir] if stages_dir else []),
-                          cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        cmd + (["--stages-dir", stages_dir] if stages_dir else []),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         sys.exit(f"dataset generation failed: {done.stderr.strip().splitlines()[-1:]}")
 
 
-def run_variant(config: str, steps: int, extra: list, envs: int,
-                num_steps: Optional[int]) -> dict:
+def run_variant(config: str, steps: int, extra: list, envs: int, num_steps: Optional[int]) -> dict:
     with tempfile.TemporaryDirectory() as out:
         cmd = [
-            sys.executable, "-m", "habitat_ver.run", f"--config-name={config}",
-            f"habitat_baselines.total_num_steps={steps}", "habitat_baselines.num_updates=-1",
+            sys.executable,
+            "-m",
+            "habitat_ver.run",
+            f"--config-name={config}",
+            f"habitat_baselines.total_num_steps={steps}",
+            "habitat_baselines.num_updates=-1",
             f"habitat_baselines.num_environments={envs}",
             f"habitat_baselines.checkpoint_folder={out}/ck",
             f"habitat_baselines.tensorboard_dir={out}/tb",
             f"habitat_baselines.log_file={out}/train.log",
-            "habitat_baselines.progress.enabled=False", "habitat_baselines.log_interval=1",
+            "habitat_baselines.progress.enabled=False",
+            "habitat_baselines.log_interval=1",
             *([f"habitat_baselines.rl.ppo.num_steps={num_steps}"] if num_steps else []),
             *extra,
         ]
@@ -153,16 +166,20 @@ def print_table(title: str, results: Dict[str, dict]) -> None:
     base = results.get("ddppo", {}).get("sps")
     print(title)
     steady_base = results.get("ddppo", {}).get("steady_sps")
-    print(f"{'trainer':16s} {'mean steps/s':>13s} {'steady steps/s':>15s} {'max steps/s':>12s} "
-          f"{'vs ddppo':>9s} {'steady vs ddppo':>16s}")
+    print(
+        f"{'trainer':16s} {'mean steps/s':>13s} {'steady steps/s':>15s} {'max steps/s':>12s} "
+        f"{'vs ddppo':>9s} {'steady vs ddppo':>16s}"
+    )
     for name, res in results.items():
         if "sps" not in res:
             print(f"{name:16s} failed: {res['error']}")
             continue
         ratio = f"{res['sps'] / base:.2f}x" if base else "-"
         steady = f"{res['steady_sps'] / steady_base:.2f}x" if steady_base else "-"
-        print(f"{name:16s} {res['sps']:13.1f} {res['steady_sps']:15.1f} {res['max_sps']:12.1f} "
-              f"{ratio:>9s} {steady:>16s}")
+        print(
+            f"{name:16s} {res['sps']:13.1f} {res['steady_sps']:15.1f} {res['max_sps']:12.1f} "
+            f"{ratio:>9s} {steady:>16s}"
+        )
     for name, value in ratios(results).items():
         print(f"  {name}: {value:.2f}x")
 
@@ -196,46 +213,61 @@ def plot(report: dict, path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default=None,
-                        help="one config instead of the named workloads")
-    parser.add_argument("--workloads", nargs="+", default=DEFAULT_WORKLOADS,
-                        choices=list(WORKLOADS))
+    parser.add_argument("--config", default=None, help="one config instead of the named workloads")
+    parser.add_argument(
+        "--workloads", nargs="+", default=DEFAULT_WORKLOADS, choices=list(WORKLOADS)
+    )
     parser.add_argument("--steps", type=int, default=40000)
     parser.add_argument("--envs", type=int, default=16)
-    parser.add_argument("--num-steps", type=int, default=None,
-                        help="rollout length T (default: the config's)")
+    parser.add_argument(
+        "--num-steps", type=int, default=None, help="rollout length T (default: the config's)"
+    )
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
-    parser.add_argument("--stages-dir", default=None,
-                        help="habitat-sim's test stages, for the pointnav dataset "
-                        "(default: the generator's, ../shared/habitat-sim/...)")
+    parser.add_argument(
+        "--stages-dir",
+        default=None,
+        help="habitat-sim's test stages, for the pointnav dataset "
+        "(default: the generator's, ../shared/habitat-sim/...)",
+    )
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/trainer_sps.json"))
     args = parser.parse_args()
-    configs = {args.config: args.config} if args.config else {
-        w: WORKLOADS[w] for w in args.workloads}
+    configs = (
+        {args.config: args.config} if args.config else {w: WORKLOADS[w] for w in args.workloads}
+    )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    report = dict(git_sha=_git_sha(), machine=platform.platform(), cpus=os.cpu_count(),
-                  steps=args.steps, envs=args.envs, num_steps=args.num_steps,
-                  load_before=os.getloadavg(), workloads={})
+    report = dict(
+        git_sha=_git_sha(),
+        machine=platform.platform(),
+        cpus=os.cpu_count(),
+        steps=args.steps,
+        envs=args.envs,
+        num_steps=args.num_steps,
+        load_before=os.getloadavg(),
+        workloads={},
+    )
     for name, config in configs.items():
         if config.startswith("pointnav/"):
             ensure_pointnav_dataset(args.stages_dir)
         results = {}
         for variant in args.variants:
             results[variant] = run_variant(
-                config, args.steps, VARIANTS[variant], args.envs, args.num_steps)
+                config, args.steps, VARIANTS[variant], args.envs, args.num_steps
+            )
             # Written after every system, so an interrupted run keeps what it measured.
-            report["workloads"][name] = dict(
-                config=config, results=results, ratios=ratios(results))
+            report["workloads"][name] = dict(config=config, results=results, ratios=ratios(results))
             partial = out.with_suffix(".json.tmp")
             partial.write_text(json.dumps(report, indent=2))
             os.replace(partial, out)  # atomic: a reader never sees half a file
-        print_table(f"{name} ({config}), {args.envs} envs, {args.steps} steps, "
-                    f"{os.cpu_count()} CPUs", results)
+        print_table(
+            f"{name} ({config}), {args.envs} envs, {args.steps} steps, {os.cpu_count()} CPUs",
+            results,
+        )
     report["load_after"] = os.getloadavg()
     out.write_text(json.dumps(report, indent=2))
-    print(f"load average (1, 5, 15 min): before {report['load_before']}, "
-          f"after {report['load_after']}")
+    print(
+        f"load average (1, 5, 15 min): before {report['load_before']}, after {report['load_after']}"
+    )
     plot(report, out.with_suffix(".png"))
 
 

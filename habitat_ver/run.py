@@ -118,8 +118,11 @@ def _hydra_main(cfg: Any) -> None:
         sys.exit(ENV_FAILURE_EXIT_CODE)
     except KeyboardInterrupt:
         # The trainer already shut its env workers down (train()'s finally).
-        print("habitat_ver.run: interrupted; restart the same command to resume "
-              "from the last resume state", file=sys.stderr)
+        print(
+            "habitat_ver.run: interrupted; restart the same command to resume "
+            "from the last resume state",
+            file=sys.stderr,
+        )
         sys.exit(INTERRUPTED_EXIT_CODE)
 
 
@@ -131,8 +134,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     if not named and not {"--help", "-h", "--info"} & set(sys.argv[1:]):
         _fail(
             ValueError(
-                "--config-name=<config> is required, e.g. "
-                "--config-name=doom/ddppo_my_way_home"
+                "--config-name=<config> is required, e.g. --config-name=doom/ddppo_my_way_home"
             )
         )
     register_hydra_plugin(HabitatBaselinesConfigPlugin)

@@ -31,13 +31,26 @@ def test_example_is_valid_bash_and_names_existing_configs(script):
 
 @pytest.mark.multiproc
 def test_single_node_example_trains_on_two_ranks(tmp_path):
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-               MAIN_PORT=str(_free_port()), OMP_NUM_THREADS="1", GLOO_SOCKET_IFNAME="lo",
-               NUM_RANKS="2", CONFIG="gym/ver_cartpole")
+    env = dict(
+        os.environ,
+        PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        MAIN_PORT=str(_free_port()),
+        OMP_NUM_THREADS="1",
+        GLOO_SOCKET_IFNAME="lo",
+        NUM_RANKS="2",
+        CONFIG="gym/ver_cartpole",
+    )
     done = subprocess.run(
-        ["bash", str(EXAMPLES / "torchrun_single_node.sh"),
-         *run_overrides(tmp_path / "run", num_updates=2)],
-        env=env, capture_output=True, text=True, timeout=300)
+        [
+            "bash",
+            str(EXAMPLES / "torchrun_single_node.sh"),
+            *run_overrides(tmp_path / "run", num_updates=2),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     # Rank 0 logs 2 updates; the first holds T*N = 32 steps from each rank,
     # the second at most that (VER's preemption may cut a rank short).

@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import sysconfig
 import venv
 import zipfile
@@ -52,8 +51,9 @@ def _editable_install(site: Path, name: str, version: str, checkout: Path) -> No
     (info / "METADATA").write_text(_metadata(name, version))
     (info / "INSTALLER").write_text("pip\n")
     (info / "RECORD").write_text("")
-    (info / "direct_url.json").write_text(json.dumps(
-        {"url": checkout.as_uri(), "dir_info": {"editable": True}}))
+    (info / "direct_url.json").write_text(
+        json.dumps({"url": checkout.as_uri(), "dir_info": {"editable": True}})
+    )
 
 
 def _stand_in_wheel(folder: Path, name: str, version: str) -> None:
@@ -61,8 +61,10 @@ def _stand_in_wheel(folder: Path, name: str, version: str) -> None:
     path = folder / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
     with zipfile.ZipFile(path, "w") as wheel:
         wheel.writestr(f"{info}/METADATA", _metadata(name, version))
-        wheel.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\n"
-                       "Root-Is-Purelib: true\nTag: py3-none-any\n")
+        wheel.writestr(
+            f"{info}/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
         wheel.writestr(f"{info}/RECORD", "")
 
 
@@ -74,8 +76,7 @@ def _habitat_setup(base: Path) -> Path:
     """A venv: stand-in editable habitat 0.3.3 installs, everything else linked."""
     env = base / "env"
     venv.EnvBuilder(with_pip=False).create(env)
-    (site,) = {Path(p) for p in
-               (env / "lib").glob("python*/site-packages")}
+    (site,) = {Path(p) for p in (env / "lib").glob("python*/site-packages")}
     ours = {Path(sysconfig.get_paths()["purelib"]), Path(sysconfig.get_paths()["platlib"])}
     for folder in ours:
         for entry in os.listdir(folder):
@@ -93,15 +94,19 @@ def _project_copy(base: Path, habitat_range: str = "") -> Path:
     for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(ROOT / name, copy / name)
     for name in ("habitat_ver", "hydra_plugins", "configs"):
-        shutil.copytree(ROOT / name, copy / name,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
     if habitat_range:
         text = (copy / "pyproject.toml").read_text()
-        lines = [line for line in text.splitlines(keepends=True)
-                 if not line.strip().startswith(('"habitat-lab', '"habitat-baselines'))]
+        lines = [
+            line
+            for line in text.splitlines(keepends=True)
+            if not line.strip().startswith(('"habitat-lab', '"habitat-baselines'))
+        ]
         at = next(i for i, line in enumerate(lines) if line.strip().startswith('"torch'))
-        lines[at:at] = [f'    "habitat-lab{habitat_range}",\n',
-                        f'    "habitat-baselines{habitat_range}",\n']
+        lines[at:at] = [
+            f'    "habitat-lab{habitat_range}",\n',
+            f'    "habitat-baselines{habitat_range}",\n',
+        ]
         (copy / "pyproject.toml").write_text("".join(lines))
     return copy
 
@@ -109,12 +114,29 @@ def _project_copy(base: Path, habitat_range: str = "") -> Path:
 def _dry_run_installs(env: Path, project: Path, index: Path, base: Path) -> Dict[str, str]:
     """``{name: version}`` pip plans to install for ``pip install project``."""
     report = base / "report.json"
-    cmd = [str(env / "bin" / "python"), "-m", "pip", "install", "--dry-run",
-           "--no-index", "--find-links", str(index), "--no-build-isolation",
-           "--disable-pip-version-check", "--quiet", "--report", str(report),
-           str(project)]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, PIP_CONFIG_FILE=os.devnull))
+    cmd = [
+        str(env / "bin" / "python"),
+        "-m",
+        "pip",
+        "install",
+        "--dry-run",
+        "--no-index",
+        "--find-links",
+        str(index),
+        "--no-build-isolation",
+        "--disable-pip-version-check",
+        "--quiet",
+        "--report",
+        str(report),
+        str(project),
+    ]
+    done = subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, PIP_CONFIG_FILE=os.devnull),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     planned: List[dict] = json.loads(report.read_text())["install"]
     return {item["metadata"]["name"].lower(): item["metadata"]["version"] for item in planned}

@@ -16,9 +16,21 @@ ROOT = Path(__file__).resolve().parents[1]
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--quiet", "-w", str(out), str(ROOT)],
-        check=True, capture_output=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     (found,) = out.glob("habitat_ver-*.whl")
     return found
@@ -39,9 +51,20 @@ def test_wheel_contains_configs_plugin_and_package(wheel):
 def test_installed_copy_composes_configs(wheel, tmp_path):
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet",
-         "--target", str(target), str(wheel)],
-        check=True, capture_output=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--quiet",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     code = textwrap.dedent(f"""
         import habitat_ver, habitat_ver_configs
@@ -54,8 +77,14 @@ def test_installed_copy_composes_configs(wheel, tmp_path):
         print(config.habitat_baselines.trainer_name, config.habitat.env_task_gym_id)
     """)
     env = dict(os.environ, PYTHONPATH=str(target))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                          text=True, env=env, cwd=tmp_path, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split()[-2:] == ["ddppo", "CartPole-v1"]
 
@@ -86,7 +115,13 @@ def test_this_install_lets_hydra_find_the_plugin_outside_the_checkout(tmp_path):
         "print(sorted(p.__name__ for p in Plugins.instance().discover(SearchPathPlugin)))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "HabitatVerSearchPathPlugin" in out.stdout.splitlines()[-1]

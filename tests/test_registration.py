@@ -23,8 +23,12 @@ def test_ddppo_is_ours_and_upstream_stays_reachable():
 
 @pytest.mark.parametrize(
     "kind, name",
-    [("storage", "LockstepRolloutStorage"), ("updater", "PPOUpdater"),
-     ("updater", "DDPPOUpdater"), ("policy", "CompactPolicy")],
+    [
+        ("storage", "LockstepRolloutStorage"),
+        ("updater", "PPOUpdater"),
+        ("updater", "DDPPOUpdater"),
+        ("policy", "CompactPolicy"),
+    ],
 )
 def test_our_classes_are_registered(kind, name):
     cls = baseline_registry.mapping[kind][name]
@@ -32,7 +36,9 @@ def test_our_classes_are_registered(kind, name):
 
 
 def test_dataset_for_gym_tasks_is_registered():
-    assert habitat_registry.get_dataset("NoEpisodes-v0").__module__ == "habitat_ver.envs.no_episodes"
+    assert (
+        habitat_registry.get_dataset("NoEpisodes-v0").__module__ == "habitat_ver.envs.no_episodes"
+    )
 
 
 def test_registering_again_is_idempotent():

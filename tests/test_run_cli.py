@@ -10,15 +10,20 @@ from habitat_ver.run import UnknownTrainerError, get_trainer_class
 
 
 def _run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "habitat_ver.run", *args],
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "habitat_ver.run", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _assert_one_line_error(done: subprocess.CompletedProcess, *fragments: str) -> None:
     assert done.returncode == 2, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
     assert "AttributeError" not in done.stderr and "StandIn" not in done.stderr
-    error_lines = [l for l in done.stderr.splitlines() if l.startswith("habitat_ver.run: error:")]
+    prefix = "habitat_ver.run: error:"
+    error_lines = [ln for ln in done.stderr.splitlines() if ln.startswith(prefix)]
     assert len(error_lines) == 1, done.stderr
     for fragment in fragments:
         assert fragment in error_lines[0]
@@ -47,8 +52,11 @@ def test_unknown_gym_id_is_refused_listing_ours():
 
 
 def test_missing_checkpoint_for_evaluation_is_refused(tmp_path):
-    done = _run("--config-name=gym/ddppo_cartpole", "habitat_baselines.evaluate=True",
-                f"habitat_baselines.eval_ckpt_path_dir={tmp_path}/missing.pth")
+    done = _run(
+        "--config-name=gym/ddppo_cartpole",
+        "habitat_baselines.evaluate=True",
+        f"habitat_baselines.eval_ckpt_path_dir={tmp_path}/missing.pth",
+    )
     _assert_one_line_error(done, "missing.pth", "no such checkpoint")
 
 
@@ -59,26 +67,45 @@ def test_config_name_is_required():
 
 def test_unknown_key_is_reported_by_name():
     done = _run("--config-name=gym/ddppo_cartpole", "habitat_baselines.no_such_key=1")
-    _assert_one_line_error(done, "Could not override 'habitat_baselines.no_such_key'",
-                           "+habitat_baselines.no_such_key=1")
+    _assert_one_line_error(
+        done,
+        "Could not override 'habitat_baselines.no_such_key'",
+        "+habitat_baselines.no_such_key=1",
+    )
 
 
-@pytest.mark.parametrize("config, override, fragments", [
-    # Hydra's own error.
-    ("ddppo", "habitat_baselines.rl.ppo.lr=[1,",
-     ["cannot parse the override 'habitat_baselines.rl.ppo.lr=[1,'"]),
-    # Added with Hydra's `+`, refused by validate().
-    ("ddppo", "+habitat_baselines.rl.ppo.lrr=1",
-     ["habitat_baselines.rl.ppo.lrr=1 is not allowed", "did you mean 'lr'?"]),
-    # Was a ValueError traceback from the VER minibatch split after env start.
-    ("ver", "habitat_baselines.rl.ppo.num_mini_batch=100000",
-     ["num_mini_batch=100000 is not allowed", "a divisor of the 256 steps"]),
-], ids=["malformed", "plus-typo", "ver-minibatches"])
+@pytest.mark.parametrize(
+    "config, override, fragments",
+    [
+        # Hydra's own error.
+        (
+            "ddppo",
+            "habitat_baselines.rl.ppo.lr=[1,",
+            ["cannot parse the override 'habitat_baselines.rl.ppo.lr=[1,'"],
+        ),
+        # Added with Hydra's `+`, refused by validate().
+        (
+            "ddppo",
+            "+habitat_baselines.rl.ppo.lrr=1",
+            ["habitat_baselines.rl.ppo.lrr=1 is not allowed", "did you mean 'lr'?"],
+        ),
+        # Was a ValueError traceback from the VER minibatch split after env start.
+        (
+            "ver",
+            "habitat_baselines.rl.ppo.num_mini_batch=100000",
+            ["num_mini_batch=100000 is not allowed", "a divisor of the 256 steps"],
+        ),
+    ],
+    ids=["malformed", "plus-typo", "ver-minibatches"],
+)
 def test_bad_override_is_one_line_and_exit_2(tmp_path, config, override, fragments):
-    done = _run(f"--config-name=gym/{config}_cartpole", override,
-                f"habitat_baselines.checkpoint_folder={tmp_path}/ck",
-                f"habitat_baselines.tensorboard_dir={tmp_path}/tb",
-                f"habitat_baselines.log_file={tmp_path}/train.log")
+    done = _run(
+        f"--config-name=gym/{config}_cartpole",
+        override,
+        f"habitat_baselines.checkpoint_folder={tmp_path}/ck",
+        f"habitat_baselines.tensorboard_dir={tmp_path}/tb",
+        f"habitat_baselines.log_file={tmp_path}/train.log",
+    )
     _assert_one_line_error(done, *fragments)
 
 
@@ -86,10 +113,12 @@ def test_config_error_is_a_value_error():
     assert issubclass(ConfigError, ValueError)
 
 
-
 def test_preemption_policy_the_trainer_lacks_is_refused_by_name(tmp_path):
-    done = _run("--config-name=gym/ddppo_cartpole", "habitat_baselines.distrib_preemption.policy=ver",
-                f"habitat_baselines.checkpoint_folder={tmp_path}/ck",
-                f"habitat_baselines.tensorboard_dir={tmp_path}/tb",
-                f"habitat_baselines.log_file={tmp_path}/train.log")
+    done = _run(
+        "--config-name=gym/ddppo_cartpole",
+        "habitat_baselines.distrib_preemption.policy=ver",
+        f"habitat_baselines.checkpoint_folder={tmp_path}/ck",
+        f"habitat_baselines.tensorboard_dir={tmp_path}/tb",
+        f"habitat_baselines.log_file={tmp_path}/train.log",
+    )
     _assert_one_line_error(done, "distrib_preemption.policy='ver'", "'ddppo'", "'none'")

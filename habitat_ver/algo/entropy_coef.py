@@ -26,12 +26,15 @@ steps) and projected back into its bounds after each step.
 import math
 from typing import Tuple
 
-import torch
 from torch import Tensor
 
 __all__ = [
-    "ALPHA_INIT", "ALPHA_BOUNDS", "TARGET_ENTROPY",
-    "entropy_coef_loss", "clamp_log_alpha", "entropy_target",
+    "ALPHA_INIT",
+    "ALPHA_BOUNDS",
+    "TARGET_ENTROPY",
+    "entropy_coef_loss",
+    "clamp_log_alpha",
+    "entropy_target",
 ]
 
 # VER Table A1 defaults.
@@ -59,9 +62,7 @@ def entropy_coef_loss(log_alpha: Tensor, entropy: Tensor, target: float) -> Tens
     return alpha * (entropy.detach() - target) - alpha.detach() * entropy
 
 
-def clamp_log_alpha(
-    log_alpha: Tensor, bounds: Tuple[float, float] = ALPHA_BOUNDS
-) -> Tensor:
+def clamp_log_alpha(log_alpha: Tensor, bounds: Tuple[float, float] = ALPHA_BOUNDS) -> Tensor:
     """``log_alpha`` projected onto ``[log(bounds[0]), log(bounds[1])]`` (new tensor).
 
     Shapes:

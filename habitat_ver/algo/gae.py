@@ -69,19 +69,15 @@ def dones_from_next_masks(masks: Tensor, num_steps: int) -> Tensor:
     return torch.logical_not(masks[1 : num_steps + 1])
 
 
-def _check_inputs(
-    rewards: Tensor, dones: Tensor, bootstrap_value: Tensor
-) -> None:
+def _check_inputs(rewards: Tensor, dones: Tensor, bootstrap_value: Tensor) -> None:
     """Raises ValueError/TypeError when inputs do not follow the conventions."""
     if rewards.dim() < 2:
         raise ValueError(
-            f"rewards must be time-major [T, N, ...]; got shape "
-            f"{tuple(rewards.shape)}"
+            f"rewards must be time-major [T, N, ...]; got shape {tuple(rewards.shape)}"
         )
     if dones.shape != rewards.shape:
         raise ValueError(
-            f"dones shape {tuple(dones.shape)} must equal rewards shape "
-            f"{tuple(rewards.shape)}"
+            f"dones shape {tuple(dones.shape)} must equal rewards shape {tuple(rewards.shape)}"
         )
     if dones.dtype != torch.bool:
         raise TypeError(
@@ -132,8 +128,7 @@ def bootstrap_truncated_rewards(
     for name, x in (("truncated", truncated), ("truncation_values", truncation_values)):
         if x.shape != rewards.shape:
             raise ValueError(
-                f"{name} shape {tuple(x.shape)} must equal rewards shape "
-                f"{tuple(rewards.shape)}"
+                f"{name} shape {tuple(x.shape)} must equal rewards shape {tuple(rewards.shape)}"
             )
     if truncated.dtype != torch.bool:
         raise TypeError(f"truncated must be a bool tensor; got {truncated.dtype}")
@@ -144,8 +139,11 @@ def bootstrap_truncated_rewards(
 
 
 def _with_truncation(
-    rewards: Tensor, dones: Tensor, truncated: Optional[Tensor],
-    truncation_values: Optional[Tensor], gamma: float,
+    rewards: Tensor,
+    dones: Tensor,
+    truncated: Optional[Tensor],
+    truncation_values: Optional[Tensor],
+    gamma: float,
 ) -> Tensor:
     if truncated is None:
         return rewards
@@ -207,8 +205,7 @@ def compute_gae(
     _check_inputs(rewards, dones, bootstrap_value)
     if values.shape != rewards.shape:
         raise ValueError(
-            f"values shape {tuple(values.shape)} must equal rewards shape "
-            f"{tuple(rewards.shape)}"
+            f"values shape {tuple(values.shape)} must equal rewards shape {tuple(rewards.shape)}"
         )
     rewards = _with_truncation(rewards, dones, truncated, truncation_values, gamma)
     not_dones = torch.logical_not(dones).type_as(rewards)
@@ -218,12 +215,8 @@ def compute_gae(
     # GAE is a linear recurrence backwards in time; T is small (tens to a few
     # hundred steps) and each step is vectorised over envs.
     for t in reversed(range(rewards.shape[0])):
-        delta = (
-            rewards[t] + gamma * next_value * not_dones[t] - values[t]
-        )
-        next_advantage = (
-            delta + gamma * gae_lambda * next_advantage * not_dones[t]
-        )
+        delta = rewards[t] + gamma * next_value * not_dones[t] - values[t]
+        next_advantage = delta + gamma * gae_lambda * next_advantage * not_dones[t]
         advantages[t] = next_advantage
         next_value = values[t]
     return advantages, advantages + values
@@ -345,8 +338,7 @@ def compute_gae_sequences(
     num_seqs = lengths.shape[0]
     if lengths.dim() != 1 or num_seqs == 0 or bool((lengths < 1).any()):
         raise ValueError(
-            f"lengths must be a non-empty 1-D tensor of positive lengths; got "
-            f"{lengths.tolist()}"
+            f"lengths must be a non-empty 1-D tensor of positive lengths; got {lengths.tolist()}"
         )
     if int(lengths.sum()) != rewards.shape[0] or values.shape != rewards.shape:
         raise ValueError(

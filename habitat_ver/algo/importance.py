@@ -16,15 +16,12 @@ VER computes (``(T + 1) / n_e`` over its buffer, which also counts each
 env's bootstrap step); here ``S`` counts only learnable steps.
 """
 
-import torch
 from torch import Tensor
 
 __all__ = ["truncated_importance_weights"]
 
 
-def truncated_importance_weights(
-    steps_per_env: Tensor, max_weight: float = 1.0
-) -> Tensor:
+def truncated_importance_weights(steps_per_env: Tensor, max_weight: float = 1.0) -> Tensor:
     """Per-environment truncated importance weight ``min(max_weight, S / (N n_e))``.
 
     Args:
@@ -46,14 +43,11 @@ def truncated_importance_weights(
     if max_weight <= 0:
         raise ValueError(f"max_weight must be > 0; got {max_weight}")
     if steps_per_env.dim() != 1 or steps_per_env.numel() == 0:
-        raise ValueError(
-            f"steps_per_env must be 1-D [N]; got {tuple(steps_per_env.shape)}"
-        )
+        raise ValueError(f"steps_per_env must be 1-D [N]; got {tuple(steps_per_env.shape)}")
     counts = steps_per_env.double()
     if bool((counts < 0).any()) or float(counts.sum()) == 0.0:
         raise ValueError(
-            f"steps_per_env must be >= 0 with a positive sum; got "
-            f"{steps_per_env.tolist()}"
+            f"steps_per_env must be >= 0 with a positive sum; got {steps_per_env.tolist()}"
         )
     uniform_count = counts.sum() / counts.numel()  # S / N
     # n_e = 0 gives +inf, truncated to max_weight like any large weight.

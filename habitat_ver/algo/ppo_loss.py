@@ -210,9 +210,7 @@ def clipped_value_loss(
     old_values = _select(old_values, mask, 0.0)
     returns = _select(returns, mask, 0.0)
     clipped = old_values + (values - old_values).clamp(-clip_eps, clip_eps)
-    per_sample = 0.5 * torch.max(
-        (values - returns).pow(2), (clipped - returns).pow(2)
-    )
+    per_sample = 0.5 * torch.max((values - returns).pow(2), (clipped - returns).pow(2))
     return masked_mean(per_sample, mask, weights)
 
 
@@ -288,8 +286,6 @@ def approx_kl(
         log_probs, behaviour_log_probs: ``[B, ...]``; mask: broadcastable.
     """
     with torch.no_grad():
-        log_ratio = _select(log_probs, mask, 0.0) - _select(
-            behaviour_log_probs, mask, 0.0
-        )
+        log_ratio = _select(log_probs, mask, 0.0) - _select(behaviour_log_probs, mask, 0.0)
         k3 = torch.expm1(log_ratio) - log_ratio
         return masked_mean(k3, mask)

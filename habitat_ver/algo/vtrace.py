@@ -54,8 +54,7 @@ def _check_same_shape(rewards: Tensor, **tensors: Tensor) -> None:
     for name, x in tensors.items():
         if x.shape != rewards.shape:
             raise ValueError(
-                f"{name} shape {tuple(x.shape)} must equal rewards shape "
-                f"{tuple(rewards.shape)}"
+                f"{name} shape {tuple(x.shape)} must equal rewards shape {tuple(rewards.shape)}"
             )
 
 
@@ -105,12 +104,15 @@ def vtrace(
         TypeError: if ``dones`` is not bool.
     """
     _check_inputs(rewards, dones, bootstrap_value)
-    _check_same_shape(rewards, values=values, behaviour_log_probs=behaviour_log_probs,
-                      target_log_probs=target_log_probs)
+    _check_same_shape(
+        rewards,
+        values=values,
+        behaviour_log_probs=behaviour_log_probs,
+        target_log_probs=target_log_probs,
+    )
     if vtrace_rho_clip <= 0 or vtrace_c_clip <= 0:
         raise ValueError(
-            f"vtrace_rho_clip and vtrace_c_clip must be > 0; got "
-            f"{vtrace_rho_clip}, {vtrace_c_clip}"
+            f"vtrace_rho_clip and vtrace_c_clip must be > 0; got {vtrace_rho_clip}, {vtrace_c_clip}"
         )
     rewards = _with_truncation(rewards, dones, truncated, truncation_values, gamma)
     rewards, values = rewards.detach(), values.detach()

@@ -64,8 +64,7 @@ class CorruptCheckpointError(RuntimeError):
 
     def __init__(self, path: str, reason: str):
         super().__init__(
-            f"checkpoint file {path!r} is truncated or corrupt and cannot be "
-            f"loaded ({reason})"
+            f"checkpoint file {path!r} is truncated or corrupt and cannot be loaded ({reason})"
         )
         self.path = path
 
@@ -174,8 +173,9 @@ def load_checkpoint_file(path: str) -> Dict[str, Any]:
         raise CorruptCheckpointError(path, f"expected a dict, got {type(state)}")
     if checksum_mismatch(state):
         raise CorruptCheckpointError(
-            path, "its data does not match the checksum stored with it (bit flip "
-            "or partial overwrite)")
+            path,
+            "its data does not match the checksum stored with it (bit flip or partial overwrite)",
+        )
     state.pop(CHECKSUM_KEY, None)
     if isinstance(state.get("config"), dict):
         state["config"] = plain_to_config(state["config"])

@@ -32,9 +32,7 @@ def config_root() -> Path:
 def config_names() -> List[str]:
     """Every config of our tree, as ``--config-name`` values (no ``.yaml``)."""
     root = config_root()
-    return sorted(
-        str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.yaml")
-    )
+    return sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.yaml"))
 
 
 def get_config(

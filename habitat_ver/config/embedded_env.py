@@ -71,23 +71,40 @@ def _is_int(value: Any) -> bool:
 
 
 def _validate_straggler(cfg: Any) -> None:
-    _check(cfg.speed_factor_min > 0, "straggler.speed_factor_min",
-           cfg.speed_factor_min, "must be > 0")
-    _check(cfg.speed_factor_max >= cfg.speed_factor_min, "straggler.speed_factor_max",
-           cfg.speed_factor_max,
-           f"must be >= straggler.speed_factor_min ({cfg.speed_factor_min})")
+    _check(
+        cfg.speed_factor_min > 0, "straggler.speed_factor_min", cfg.speed_factor_min, "must be > 0"
+    )
+    _check(
+        cfg.speed_factor_max >= cfg.speed_factor_min,
+        "straggler.speed_factor_max",
+        cfg.speed_factor_max,
+        f"must be >= straggler.speed_factor_min ({cfg.speed_factor_min})",
+    )
     for key in ("base_step_seconds", "long_step_seconds", "jitter"):
         value = getattr(cfg, key)
         _check(value >= 0, f"straggler.{key}", value, "must be >= 0")
-    _check(0.0 <= cfg.long_step_prob <= 1.0, "straggler.long_step_prob",
-           cfg.long_step_prob, "must be a probability in [0, 1]")
-    _check(cfg.slow_factor >= 1.0, "straggler.slow_factor", cfg.slow_factor,
-           "must be >= 1 (it slows the chosen envs down)")
+    _check(
+        0.0 <= cfg.long_step_prob <= 1.0,
+        "straggler.long_step_prob",
+        cfg.long_step_prob,
+        "must be a probability in [0, 1]",
+    )
+    _check(
+        cfg.slow_factor >= 1.0,
+        "straggler.slow_factor",
+        cfg.slow_factor,
+        "must be >= 1 (it slows the chosen envs down)",
+    )
     indices = list(cfg.slow_env_indices)
-    _check(all(_is_int(i) and i >= 0 for i in indices), "straggler.slow_env_indices",
-           indices, "must be a list of env indices >= 0")
-    _check(_is_int(cfg.seed) and cfg.seed >= 0, "straggler.seed", cfg.seed,
-           "must be an integer >= 0")
+    _check(
+        all(_is_int(i) and i >= 0 for i in indices),
+        "straggler.slow_env_indices",
+        indices,
+        "must be a list of env indices >= 0",
+    )
+    _check(
+        _is_int(cfg.seed) and cfg.seed >= 0, "straggler.seed", cfg.seed, "must be an integer >= 0"
+    )
 
 
 def validate_embedded_env(cfg: Any) -> None:
@@ -100,11 +117,23 @@ def validate_embedded_env(cfg: Any) -> None:
         ConfigError: naming the key, the value and what is allowed.
     """
     resolution = list(cfg.resolution)
-    _check(len(resolution) == 2 and all(_is_int(v) and v > 0 for v in resolution),
-           "resolution", resolution, "must be [height, width], two positive integers")
-    _check(_is_int(cfg.frame_skip) and cfg.frame_skip >= 1, "frame_skip",
-           cfg.frame_skip, "must be an integer >= 1")
+    _check(
+        len(resolution) == 2 and all(_is_int(v) and v > 0 for v in resolution),
+        "resolution",
+        resolution,
+        "must be [height, width], two positive integers",
+    )
+    _check(
+        _is_int(cfg.frame_skip) and cfg.frame_skip >= 1,
+        "frame_skip",
+        cfg.frame_skip,
+        "must be an integer >= 1",
+    )
     scenarios = list(cfg.scenarios)
-    _check(all(isinstance(s, str) and s for s in scenarios), "scenarios", scenarios,
-           "must be a list of non-empty gym ids")
+    _check(
+        all(isinstance(s, str) and s for s in scenarios),
+        "scenarios",
+        scenarios,
+        "must be a list of non-empty gym ids",
+    )
     _validate_straggler(cfg.straggler)

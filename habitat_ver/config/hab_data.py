@@ -29,7 +29,9 @@ DATA_SOURCES = {
     "habitat_humanoids": ("humanoids/humanoid_data", "humanoids"),
     "rearrange_dataset_v2": ("datasets/replica_cad/rearrange", "HAB rearrangement episodes"),
     "rearrange_pick_dataset_v0": (
-        "datasets/rearrange_pick/replica_cad/v0", "rearrange pick episodes"),
+        "datasets/rearrange_pick/replica_cad/v0",
+        "rearrange pick episodes",
+    ),
     "hab2_bench_assets": ("hab2_bench_assets", "HAB2 benchmark assets"),
 }
 DOWNLOAD_MODULE = "habitat_sim.utils.datasets_download"
@@ -72,7 +74,7 @@ def source_of(path: str) -> Tuple[Optional[str], str, Optional[str]]:
         link_parts = link.split("/")
         n = len(link_parts)
         for start in range(len(parts) - n + 1):
-            if parts[start:start + n] == link_parts and n > best_len:
+            if parts[start : start + n] == link_parts and n > best_len:
                 root = os.sep.join(parts[:start])
                 folder = os.path.join(root, link) if root else link
                 best = (uid, folder, (root or ".") + os.sep)
@@ -121,8 +123,7 @@ def download_command(missing: List[MissingData]) -> Optional[str]:
     # Several roots only when the config mixes them; each uid goes to its own.
     if len(roots) > 1:
         return " && ".join(
-            download_command([m for m in missing if m.data_path == root])
-            for root in roots
+            download_command([m for m in missing if m.data_path == root]) for root in roots
         )
     return f"python -m {DOWNLOAD_MODULE} --uids {' '.join(uids)} --data-path {roots[0]}"
 
@@ -146,10 +147,9 @@ def describe_missing(missing: List[MissingData]) -> str:
 
 def is_rearrange_config(config: Any) -> bool:
     """True for configs whose env runs habitat-lab's rearrangement dataset."""
-    return (
-        config.habitat.env_task != "GymRegistryEnv"
-        and str(config.habitat.dataset.type).startswith("RearrangeDataset")
-    )
+    return config.habitat.env_task != "GymRegistryEnv" and str(
+        config.habitat.dataset.type
+    ).startswith("RearrangeDataset")
 
 
 def check_hab_data(config: Any) -> None:

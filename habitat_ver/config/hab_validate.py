@@ -79,9 +79,7 @@ def _sensor_spaces(config: Any) -> Dict[str, spaces.Space]:
             sensor = registry.get_sensor(sensor_config.type)(config=sensor_config)
             produced[sensor.uuid] = sensor.observation_space
     for sensor_config in config.habitat.task.lab_sensors.values():
-        sensor = registry.get_sensor(sensor_config.type)(
-            sim=sim, config=sensor_config, task=task
-        )
+        sensor = registry.get_sensor(sensor_config.type)(sim=sim, config=sensor_config, task=task)
         produced[sensor.uuid] = sensor.observation_space
     return produced
 
@@ -136,7 +134,11 @@ def check_registered(config: Any) -> None:
         need("measure", f"habitat.task.measurements.{name}.type", measure.type)
     for agent_name, agent in config.habitat.simulator.agents.items():
         for name, sensor in agent.sim_sensors.items():
-            need("sensor", f"habitat.simulator.agents.{agent_name}.sim_sensors.{name}.type", sensor.type)
+            need(
+                "sensor",
+                f"habitat.simulator.agents.{agent_name}.sim_sensors.{name}.type",
+                sensor.type,
+            )
     if not problems and config.habitat.gym.obs_keys is not None:
         produced = sorted(_sensor_spaces(config))
         for key in config.habitat.gym.obs_keys:
@@ -150,19 +152,14 @@ def check_registered(config: Any) -> None:
 
 
 def _same_box(a: spaces.Box, b: spaces.Box) -> bool:
-    return (
-        a.shape == b.shape
-        and np.array_equal(a.low, b.low)
-        and np.array_equal(a.high, b.high)
-    )
+    return a.shape == b.shape and np.array_equal(a.low, b.low) and np.array_equal(a.high, b.high)
 
 
 def loaded_skills(config: Any, agent: str = "main_agent") -> Dict[str, Any]:
     """``defined_skills`` minus ``ignore_skills`` of a ``hab/*`` config."""
     hierarchical = config.habitat_baselines.rl.policy[agent].hierarchical_policy
     return {
-        k: v for k, v in hierarchical.defined_skills.items()
-        if k not in hierarchical.ignore_skills
+        k: v for k, v in hierarchical.defined_skills.items() if k not in hierarchical.ignore_skills
     }
 
 

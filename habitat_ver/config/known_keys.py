@@ -45,8 +45,11 @@ def unknown_keys(config: DictConfig, path: str = "") -> List[UnknownKey]:
     """
     found: List[UnknownKey] = []
     schema = OmegaConf.get_type(config) if isinstance(config, DictConfig) else None
-    known = ([f.name for f in dataclasses.fields(schema)]
-             if schema is not None and dataclasses.is_dataclass(schema) else None)
+    known = (
+        [f.name for f in dataclasses.fields(schema)]
+        if schema is not None and dataclasses.is_dataclass(schema)
+        else None
+    )
     for child_path, key, child in _children(config, path):
         if known is not None and key not in known:
             value = child

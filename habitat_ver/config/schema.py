@@ -77,8 +77,7 @@ class HabitatVerBaselinesConfig(HabitatBaselinesRLConfig):
     # VERPolicy's encoder and embedding knobs (habitat_ver/config/ver_policy.py).
     ver_policy: VERPolicyConfig = field(default_factory=VERPolicyConfig)
     # Straggler preemption of multi-rank runs (DD-PPO's or VER's).
-    distrib_preemption: DistribPreemptionConfig = field(
-        default_factory=DistribPreemptionConfig)
+    distrib_preemption: DistribPreemptionConfig = field(default_factory=DistribPreemptionConfig)
     # Watching env workers: hung steps are reported.
     env_workers: EnvWorkersConfig = field(default_factory=EnvWorkersConfig)
 

@@ -65,7 +65,8 @@ def _check_gym_ids(stored: DictConfig, current: DictConfig) -> None:
                     f"{key}={gym_id!r} in the checkpoint's stored config is not "
                     "allowed: the 'module:' part makes gym import that module, and a "
                     "checkpoint cannot choose code to run; set it in this run's "
-                    "config or set habitat_baselines.load_resume_state_config=False")
+                    "config or set habitat_baselines.load_resume_state_config=False"
+                )
 
 
 def with_current_code(stored: DictConfig, current: DictConfig) -> DictConfig:
@@ -96,12 +97,14 @@ def with_current_code(stored: DictConfig, current: DictConfig) -> DictConfig:
                     f"{path}._target_={stored_target!r} in the checkpoint's stored "
                     "config is not allowed: a checkpoint cannot choose code to run, "
                     f"and this run's config has no {path} to use instead; set "
-                    "habitat_baselines.load_resume_state_config=False")
+                    "habitat_baselines.load_resume_state_config=False"
+                )
             current_target = node.get(TARGET_KEY)
             if current_target != stored_target:
                 logger.warning(
                     f"ignoring {path}._target_={stored_target!r} from the checkpoint's "
-                    f"stored config; using this run's {current_target!r}")
+                    f"stored config; using this run's {current_target!r}"
+                )
             OmegaConf.update(result, path, copy.deepcopy(node), merge=False)
         for key in IMPORT_KEYS:
             node = _current_node(current, key)

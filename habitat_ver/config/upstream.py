@@ -124,6 +124,8 @@ def with_appo_defaults(config: Any) -> Any:
     _log_once("habitat_baselines.rl.appo is not in the config: using its defaults")
     # From plain data: OmegaConf refuses to merge a node typed by upstream's
     # RLConfig into its subclass.
-    rl = OmegaConf.merge(OmegaConf.structured(HabitatVerRLConfig),
-                         OmegaConf.to_container(config.habitat_baselines.rl, resolve=False))
+    rl = OmegaConf.merge(
+        OmegaConf.structured(HabitatVerRLConfig),
+        OmegaConf.to_container(config.habitat_baselines.rl, resolve=False),
+    )
     return _replaced(config, "rl", rl)

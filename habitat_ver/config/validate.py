@@ -42,8 +42,9 @@ def validate_known_keys(config: Any) -> None:
     for unknown in unknown_keys(config):
         close = difflib.get_close_matches(str(unknown.path.rsplit(".", 1)[-1]), unknown.known)
         hint = f"did you mean {close[0]!r}?" if close else f"its keys are {unknown.known}"
-        _check(False, unknown.path, unknown.value,
-               f"not a key of {unknown.schema.__name__} ({hint})")
+        _check(
+            False, unknown.path, unknown.value, f"not a key of {unknown.schema.__name__} ({hint})"
+        )
 
 
 def validate_simulator_available(config: Any) -> None:
@@ -124,12 +125,20 @@ def validate_training(config: Any) -> None:
     preemption = baselines.get("distrib_preemption")
     if preemption is not None:
         policies = ("auto", "none", "ddppo", "ver")
-        _check(preemption.policy in policies, "habitat_baselines.distrib_preemption.policy",
-               preemption.policy, f"one of {policies}")
+        _check(
+            preemption.policy in policies,
+            "habitat_baselines.distrib_preemption.policy",
+            preemption.policy,
+            f"one of {policies}",
+        )
     limit = baselines.rl.get("max_nonfinite_rewards")
     if limit is not None:
-        _check(isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0,
-               "habitat_baselines.rl.max_nonfinite_rewards", limit, "must be an integer >= 0")
+        _check(
+            isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0,
+            "habitat_baselines.rl.max_nonfinite_rewards",
+            limit,
+            "must be an integer >= 0",
+        )
 
 
 def _validate_ppo_numbers(ppo: Any) -> None:
@@ -157,14 +166,22 @@ def _validate_minibatches(config: Any) -> None:
     envs = baselines.num_environments
     key = "habitat_baselines.rl.ppo.num_mini_batch"
     if baselines.trainer_name == "ddppo":
-        _check(batches <= envs, key, batches,
-               f"at most habitat_baselines.num_environments={envs} for ddppo "
-               "(each minibatch holds whole envs' rollouts)")
+        _check(
+            batches <= envs,
+            key,
+            batches,
+            f"at most habitat_baselines.num_environments={envs} for ddppo "
+            "(each minibatch holds whole envs' rollouts)",
+        )
     elif baselines.trainer_name == "ver":
         steps = baselines.rl.ppo.num_steps * envs
-        _check(steps % batches == 0, key, batches,
-               f"a divisor of the {steps} steps of a ver rollout (num_steps x "
-               "num_environments): VER minibatches hold exactly steps / num_mini_batch")
+        _check(
+            steps % batches == 0,
+            key,
+            batches,
+            f"a divisor of the {steps} steps of a ver rollout (num_steps x "
+            "num_environments): VER minibatches hold exactly steps / num_mini_batch",
+        )
 
 
 def validate_ver(config: Any) -> None:
@@ -172,22 +189,35 @@ def validate_ver(config: Any) -> None:
     baselines = config.habitat_baselines
     system = baselines.get("ver_system")
     if system is not None:
-        _check(_in_range(system.min_batch_fraction, 0.0, 1.0, low_open=True),
-               "habitat_baselines.ver_system.min_batch_fraction", system.min_batch_fraction,
-               "a fraction of the envs in (0, 1]")
-        _check(_in_range(system.max_wait_ms, 0.0, math.inf),
-               "habitat_baselines.ver_system.max_wait_ms", system.max_wait_ms,
-               "a finite number of milliseconds >= 0")
+        _check(
+            _in_range(system.min_batch_fraction, 0.0, 1.0, low_open=True),
+            "habitat_baselines.ver_system.min_batch_fraction",
+            system.min_batch_fraction,
+            "a fraction of the envs in (0, 1]",
+        )
+        _check(
+            _in_range(system.max_wait_ms, 0.0, math.inf),
+            "habitat_baselines.ver_system.max_wait_ms",
+            system.max_wait_ms,
+            "a finite number of milliseconds >= 0",
+        )
     ver = baselines.rl.get("ver")
     if ver is not None:
-        _check(_is_count(ver.num_inference_workers, 1),
-               "habitat_baselines.rl.ver.num_inference_workers", ver.num_inference_workers,
-               "an integer >= 1")
+        _check(
+            _is_count(ver.num_inference_workers, 1),
+            "habitat_baselines.rl.ver.num_inference_workers",
+            ver.num_inference_workers,
+            "an integer >= 1",
+        )
     rnn_type = baselines.rl.ddppo.rnn_type
     for agent, policy in baselines.rl.policy.items():
         if policy.name == "VERPolicy":
-            _check(str(rnn_type).lower() in ("gru", "lstm"), "habitat_baselines.rl.ddppo.rnn_type",
-                   rnn_type, f"GRU or LSTM with rl.policy.{agent}.name=VERPolicy")
+            _check(
+                str(rnn_type).lower() in ("gru", "lstm"),
+                "habitat_baselines.rl.ddppo.rnn_type",
+                rnn_type,
+                f"GRU or LSTM with rl.policy.{agent}.name=VERPolicy",
+            )
 
 
 def validate_appo(config: Any) -> None:
@@ -198,24 +228,40 @@ def validate_appo(config: Any) -> None:
         return
     key = "habitat_baselines.rl.appo."
     workers = appo.num_rollout_workers
-    _check(workers > 0 and baselines.num_environments % workers == 0,
-           key + "num_rollout_workers", workers,
-           f"a positive divisor of habitat_baselines.num_environments={baselines.num_environments}")
+    _check(
+        workers > 0 and baselines.num_environments % workers == 0,
+        key + "num_rollout_workers",
+        workers,
+        f"a positive divisor of habitat_baselines.num_environments={baselines.num_environments}",
+    )
     per_worker = baselines.num_environments // workers
-    _check(appo.num_env_groups > 0 and per_worker % appo.num_env_groups == 0,
-           key + "num_env_groups", appo.num_env_groups,
-           f"a positive divisor of the envs per rollout worker ({per_worker})")
-    _check(appo.batch_trajectories >= 0, key + "batch_trajectories", appo.batch_trajectories,
-           ">= 0 (0: habitat_baselines.num_environments)")
+    _check(
+        appo.num_env_groups > 0 and per_worker % appo.num_env_groups == 0,
+        key + "num_env_groups",
+        appo.num_env_groups,
+        f"a positive divisor of the envs per rollout worker ({per_worker})",
+    )
+    _check(
+        appo.batch_trajectories >= 0,
+        key + "batch_trajectories",
+        appo.batch_trajectories,
+        ">= 0 (0: habitat_baselines.num_environments)",
+    )
     batch = appo.batch_trajectories or baselines.num_environments
-    _check(appo.num_trajectory_slots == 0
-           or appo.num_trajectory_slots >= batch + baselines.num_environments,
-           key + "num_trajectory_slots", appo.num_trajectory_slots,
-           f"0 (automatic) or >= batch_trajectories + num_environments ({batch} + "
-           f"{baselines.num_environments})")
-    _check(baselines.rl.ppo.num_mini_batch <= batch,
-           "habitat_baselines.rl.ppo.num_mini_batch", baselines.rl.ppo.num_mini_batch,
-           f"at most the trajectories per batch ({batch}) for appo")
+    _check(
+        appo.num_trajectory_slots == 0
+        or appo.num_trajectory_slots >= batch + baselines.num_environments,
+        key + "num_trajectory_slots",
+        appo.num_trajectory_slots,
+        f"0 (automatic) or >= batch_trajectories + num_environments ({batch} + "
+        f"{baselines.num_environments})",
+    )
+    _check(
+        baselines.rl.ppo.num_mini_batch <= batch,
+        "habitat_baselines.rl.ppo.num_mini_batch",
+        baselines.rl.ppo.num_mini_batch,
+        f"at most the trajectories per batch ({batch}) for appo",
+    )
     for name in ("vtrace_rho_clip", "vtrace_c_clip"):
         _check(appo[name] > 0, key + name, appo[name], "must be > 0")
     _check(appo.max_policy_lag >= 0, key + "max_policy_lag", appo.max_policy_lag, "must be >= 0")
@@ -227,9 +273,12 @@ def validate_env_workers(config: Any) -> None:
     if section is None:
         return
     seconds = section.hang_warning_seconds
-    _check(seconds > 0 and math.isfinite(seconds),
-           "habitat_baselines.env_workers.hang_warning_seconds", seconds,
-           "a finite number of seconds > 0")
+    _check(
+        seconds > 0 and math.isfinite(seconds),
+        "habitat_baselines.env_workers.hang_warning_seconds",
+        seconds,
+        "a finite number of seconds > 0",
+    )
 
 
 def validate_eval(config: Any) -> None:

@@ -204,8 +204,7 @@ def optimal_preemption_steps(
         seconds = math.nan
     if not (math.isfinite(seconds) and seconds >= 0):
         raise ValueError(
-            f"learn_time={learn_time!r} is not allowed: must be a finite number "
-            ">= 0 seconds"
+            f"learn_time={learn_time!r} is not allowed: must be a finite number >= 0 seconds"
         )
     curve = _curve(step_times_per_rank, envs_per_rank, num_steps)
     ends = curve.end_steps

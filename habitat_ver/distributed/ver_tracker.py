@@ -38,8 +38,9 @@ class VERPreemptionTracker:
         num_steps: T (a rank's buffer holds ``T * N`` steps).
     """
 
-    def __init__(self, store: "dist.Store", rank: int, world_size: int,
-                 envs_per_rank: int, num_steps: int):
+    def __init__(
+        self, store: "dist.Store", rank: int, world_size: int, envs_per_rank: int, num_steps: int
+    ):
         self._store = dist.PrefixStore("habitat_ver_ver_preemption", store)
         self._rank, self._world_size = rank, world_size
         self._envs, self._num_steps = envs_per_rank, num_steps
@@ -74,7 +75,8 @@ class VERPreemptionTracker:
         step_times = [max(t, 1e-9) if math.isfinite(t) else 1e-9 for t, _ in stats]
         learn_time = min(lt for _, lt in stats)
         self.last_plan = optimal_preemption_steps(
-            step_times, self._envs, self._num_steps, learn_time)
+            step_times, self._envs, self._num_steps, learn_time
+        )
         self.target = self.last_plan.steps
         return self.target
 

@@ -140,7 +140,9 @@ class DoomEnv(gym.Env):
         episode_timeout: Optional[int] = None,
     ):
         if scenario not in SCENARIOS:
-            raise ValueError(f"scenario={scenario!r} is not allowed: choose from {sorted(SCENARIOS)}")
+            raise ValueError(
+                f"scenario={scenario!r} is not allowed: choose from {sorted(SCENARIOS)}"
+            )
         if frame_skip < 1:
             raise ValueError(f"frame_skip={frame_skip} is not allowed: must be >= 1")
         self.scenario = SCENARIOS[scenario]

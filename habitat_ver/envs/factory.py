@@ -34,9 +34,7 @@ from habitat_ver.system.vector_env import GuardedVectorEnv
 GYM_ENV_TASK = "GymRegistryEnv"
 
 
-def split_scenes(
-    scenes: Sequence[str], num_environments: int, seed: int
-) -> List[List[str]]:
+def split_scenes(scenes: Sequence[str], num_environments: int, seed: int) -> List[List[str]]:
     """Shuffle a copy of ``scenes`` and deal them out round-robin.
 
     With fewer scenes than environments every environment gets all scenes
@@ -125,7 +123,8 @@ class VerVectorEnvFactory(VectorEnvFactory):
             # Upstream's debugging switch: step the envs in threads of this
             # process (kept for the configs that name it).
             envs: VectorEnv = ThreadedVectorEnv(
-                make_env_fn=build_env, env_fn_args=env_args,
+                make_env_fn=build_env,
+                env_fn_args=env_args,
                 workers_ignore_signals=workers_ignore_signals,
             )
         else:
@@ -133,8 +132,9 @@ class VerVectorEnvFactory(VectorEnvFactory):
                 make_env_fn=build_env,
                 env_fn_args=env_args,
                 workers_ignore_signals=workers_ignore_signals,
-                describe=lambda i: f"global index {first_index + i}, "
-                f"{scenario_for(config, first_index + i)}",
+                describe=lambda i: (
+                    f"global index {first_index + i}, {scenario_for(config, first_index + i)}"
+                ),
                 hang_warning_s=hang_warning_seconds(config),
             )
         if OmegaConf.select(config, "habitat.simulator.renderer.enable_batch_renderer"):
@@ -142,9 +142,7 @@ class VerVectorEnvFactory(VectorEnvFactory):
         return envs
 
     @staticmethod
-    def env_config(
-        config: Any, env_index: int, scenes: List[str], is_first_rank: bool
-    ) -> Any:
+    def env_config(config: Any, env_index: int, scenes: List[str], is_first_rank: bool) -> Any:
         env_config = config.copy()
         with read_write(env_config):
             task = env_config.habitat
@@ -169,8 +167,13 @@ def env_builders(config: Any) -> List[Tuple[int, Callable[[], Any]]]:
     splits = scene_splits(_scenes_of(config), num_envs, config.habitat.seed)
     first = rank() * num_envs
     return [
-        (first + i, functools.partial(
-            build_env, VerVectorEnvFactory.env_config(config, i, splits[i], rank() == 0),
-            first + i))
+        (
+            first + i,
+            functools.partial(
+                build_env,
+                VerVectorEnvFactory.env_config(config, i, splits[i], rank() == 0),
+                first + i,
+            ),
+        )
         for i in range(num_envs)
     ]

@@ -92,9 +92,7 @@ class StragglerWrapper(gym.Wrapper):
         total_delay_s: seconds of delay injected so far.
     """
 
-    def __init__(
-        self, env: gym.Env, config: Any, env_index: int, seed: Optional[int] = None
-    ):
+    def __init__(self, env: gym.Env, config: Any, env_index: int, seed: Optional[int] = None):
         super().__init__(env)
         self.sampler = StepDelaySampler(config, env_index, seed)
         self.speed_factor = self.sampler.speed_factor

@@ -26,9 +26,18 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 __all__ = [
-    "ActionPart", "split_action_space", "flat_action_space", "num_action_dims",
-    "gaussian_log_prob", "gaussian_entropy", "DiagGaussian", "Categorical",
-    "ProductDistribution", "GaussianHead", "CategoricalHead", "ActionHead",
+    "ActionPart",
+    "split_action_space",
+    "flat_action_space",
+    "num_action_dims",
+    "gaussian_log_prob",
+    "gaussian_entropy",
+    "DiagGaussian",
+    "Categorical",
+    "ProductDistribution",
+    "GaussianHead",
+    "CategoricalHead",
+    "ActionHead",
 ]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -60,8 +69,7 @@ def _leaves(space: spaces.Space) -> List[spaces.Space]:
     if isinstance(space, (spaces.Box, spaces.Discrete)):
         return [space]
     raise ValueError(
-        f"action space {space} is not supported; use Box, Discrete, or a "
-        "Dict/Tuple of them"
+        f"action space {space} is not supported; use Box, Discrete, or a Dict/Tuple of them"
     )
 
 
@@ -95,13 +103,10 @@ def flat_action_space(space: spaces.Space) -> spaces.Space:
         return space
     if all(p.is_discrete for p in parts):
         return spaces.MultiDiscrete([p.space.n for p in parts])
-    low = np.concatenate([
-        np.zeros(1) if p.is_discrete else p.space.low.reshape(-1) for p in parts
-    ])
-    high = np.concatenate([
-        np.full(1, p.space.n - 1) if p.is_discrete else p.space.high.reshape(-1)
-        for p in parts
-    ])
+    low = np.concatenate([np.zeros(1) if p.is_discrete else p.space.low.reshape(-1) for p in parts])
+    high = np.concatenate(
+        [np.full(1, p.space.n - 1) if p.is_discrete else p.space.high.reshape(-1) for p in parts]
+    )
     return spaces.Box(low.astype(np.float32), high.astype(np.float32))
 
 
@@ -195,7 +200,7 @@ class ProductDistribution:
     def log_probs(self, actions: Tensor) -> Tensor:
         """Sum of the parts' log-probs. Shapes: ``[B, D]`` -> ``[B, 1]``."""
         return sum(
-            d.log_probs(actions[:, p.start:p.start + p.width])
+            d.log_probs(actions[:, p.start : p.start + p.width])
             for d, p in zip(self.dists, self.parts)
         )
 
@@ -232,8 +237,10 @@ class GaussianHead(nn.Module):
         elif self.use_softplus:
             # Clamp and initialise before the softplus, as upstream does.
             inv_softplus = lambda x: math.log(math.expm1(x))  # noqa: E731
-            bounds = (inv_softplus(_cfg(config, "min_std", 1e-6)),
-                      inv_softplus(_cfg(config, "max_std", 1)))
+            bounds = (
+                inv_softplus(_cfg(config, "min_std", 1e-6)),
+                inv_softplus(_cfg(config, "max_std", 1)),
+            )
             std_init = inv_softplus(1.0)
         else:
             bounds = (_cfg(config, "min_std", 1e-6), _cfg(config, "max_std", 1))
@@ -293,12 +300,14 @@ class ActionHead(nn.Module):
             Gaussian parts (None: upstream's defaults).
     """
 
-    def __init__(self, num_inputs: int, action_space: spaces.Space,
-                 action_dist_config: Optional[Any] = None):
+    def __init__(
+        self, num_inputs: int, action_space: spaces.Space, action_dist_config: Optional[Any] = None
+    ):
         super().__init__()
         self.parts = split_action_space(action_space)
         self.heads = nn.ModuleList(
-            CategoricalHead(num_inputs, p.space.n) if p.is_discrete
+            CategoricalHead(num_inputs, p.space.n)
+            if p.is_discrete
             else GaussianHead(num_inputs, p.width, action_dist_config)
             for p in self.parts
         )
@@ -307,6 +316,4 @@ class ActionHead(nn.Module):
 
     def forward(self, features: Tensor) -> ProductDistribution:
         dtype = torch.long if self.all_discrete else torch.float32
-        return ProductDistribution(
-            [h(features) for h in self.heads], self.parts, dtype
-        )
+        return ProductDistribution([h(features) for h in self.heads], self.parts, dtype)

@@ -169,9 +169,7 @@ class CompactNet(Net):
     ) -> Tuple[torch.Tensor, torch.Tensor, Dict[str, torch.Tensor]]:
         parts = [self.cnns[k](observations[k]) for k in self._image_keys]
         if self.mlp is not None:
-            vectors = torch.cat(
-                [observations[k].float().flatten(1) for k in self._vector_keys], 1
-            )
+            vectors = torch.cat([observations[k].float().flatten(1) for k in self._vector_keys], 1)
             parts.append(self.mlp(vectors))
         embedding = torch.cat(parts, 1)
         if self.state_encoder is None:

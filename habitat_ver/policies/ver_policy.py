@@ -123,7 +123,7 @@ class PrevActionEmbedding(nn.Module):
         keep = masks.float()
         out = []
         for part, emb in zip(self.parts, self.embeddings):
-            a = prev_actions[:, part.start:part.start + part.width]
+            a = prev_actions[:, part.start : part.start + part.width]
             if part.is_discrete:
                 out.append(emb(((a.float() + 1) * keep).long().squeeze(-1)))
             else:
@@ -133,7 +133,8 @@ class PrevActionEmbedding(nn.Module):
 
 def _keys_of_rank(observation_space: spaces.Dict, rank: int) -> List[str]:
     return [
-        k for k, s in observation_space.spaces.items()
+        k
+        for k, s in observation_space.spaces.items()
         if isinstance(s, spaces.Box) and len(s.shape) == rank
     ]
 
@@ -151,22 +152,31 @@ class VERNet(Net):
         cfg: our encoder and embedding knobs.
     """
 
-    def __init__(self, observation_space: spaces.Dict, action_space: spaces.Space,
-                 hidden_size: int, rnn_type: str, num_recurrent_layers: int,
-                 cfg: VERPolicyConfig):
+    def __init__(
+        self,
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+        hidden_size: int,
+        rnn_type: str,
+        num_recurrent_layers: int,
+        cfg: VERPolicyConfig,
+    ):
         super().__init__()
         visual_keys = cfg.visual_keys
         if visual_keys is None:
             visual_keys = _keys_of_rank(observation_space, 3)
         self.vector_keys = list(
-            _keys_of_rank(observation_space, 1) if cfg.vector_keys is None
-            else cfg.vector_keys
+            _keys_of_rank(observation_space, 1) if cfg.vector_keys is None else cfg.vector_keys
         )
         embed = cfg.visual_embedding_size or hidden_size
         if visual_keys:
             self.visual_encoder = VisualEncoder(
-                observation_space, visual_keys, cfg.base_planes, cfg.ngroups,
-                tuple(cfg.dilations), cfg.layer_scale_init,
+                observation_space,
+                visual_keys,
+                cfg.base_planes,
+                cfg.ngroups,
+                tuple(cfg.dilations),
+                cfg.layer_scale_init,
             )
             self.visual_fc = nn.Sequential(
                 nn.Linear(self.visual_encoder.output_size, embed), nn.ReLU(True)
@@ -174,15 +184,15 @@ class VERNet(Net):
         else:
             self.visual_encoder, self.visual_fc, embed = None, None, 0
         self._visual_size = embed
-        vector_size = sum(
-            int(np.prod(observation_space.spaces[k].shape)) for k in self.vector_keys
-        )
+        vector_size = sum(int(np.prod(observation_space.spaces[k].shape)) for k in self.vector_keys)
         self.prev_action_embedding = PrevActionEmbedding(
             action_space, cfg.prev_action_embedding_size
         )
         self.state_encoder = RecurrentCore(
             embed + vector_size + self.prev_action_embedding.output_size,
-            hidden_size, rnn_type, num_recurrent_layers,
+            hidden_size,
+            rnn_type,
+            num_recurrent_layers,
         )
         self._hidden_size = hidden_size
 
@@ -279,13 +289,18 @@ class VERPolicy(NetPolicy):
         Policy.__init__(self, flat_action_space(action_space))
         nn.Module.__init__(self)
         self.net = VERNet(
-            observation_space, action_space, hidden_size, rnn_type,
-            num_recurrent_layers, ver_config or VERPolicyConfig(),
+            observation_space,
+            action_space,
+            hidden_size,
+            rnn_type,
+            num_recurrent_layers,
+            ver_config or VERPolicyConfig(),
         )
         self.action_distribution_type = _distribution_type(action_space, policy_config)
         self.dim_actions = num_action_dims(action_space)
         self.action_distribution = ActionHead(
-            self.net.output_size, action_space,
+            self.net.output_size,
+            action_space,
             getattr(policy_config, "action_dist", None),
         )
         self.critic = CriticHead(self.net.output_size)
@@ -339,8 +354,6 @@ class VERPolicy(NetPolicy):
             rnn_type=baselines.rl.ddppo.rnn_type,
             num_recurrent_layers=baselines.rl.ddppo.num_recurrent_layers,
             policy_config=policy_config,
-            ver_config=VERPolicyConfig(
-                **OmegaConf.to_container(ver_config, resolve=True)
-            ),
+            ver_config=VERPolicyConfig(**OmegaConf.to_container(ver_config, resolve=True)),
             aux_loss_config=baselines.rl.get("auxiliary_losses"),
         )

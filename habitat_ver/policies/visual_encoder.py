@@ -76,14 +76,10 @@ class ConvNeXtBasicBlock(nn.Module):
         layer_scale_init: initial ``gamma``.
     """
 
-    def __init__(
-        self, channels: int, ngroups: int, dilation: int, layer_scale_init: float
-    ):
+    def __init__(self, channels: int, ngroups: int, dilation: int, layer_scale_init: float):
         super().__init__()
         self.branch = nn.Sequential(
-            nn.Conv2d(
-                channels, channels, 3, padding=dilation, dilation=dilation, bias=False
-            ),
+            nn.Conv2d(channels, channels, 3, padding=dilation, dilation=dilation, bias=False),
             nn.GroupNorm(ngroups, channels),
             nn.ReLU(inplace=True),
             nn.Conv2d(channels, channels, 3, padding=1, bias=False),
@@ -144,9 +140,7 @@ class ConvNeXtResNet(nn.Module):
             for w_in, w_out in zip(widths[:-1], widths[1:])
         )
         self.stages = nn.ModuleList(
-            nn.Sequential(
-                *(ConvNeXtBasicBlock(w, ngroups, d, layer_scale_init) for d in dilations)
-            )
+            nn.Sequential(*(ConvNeXtBasicBlock(w, ngroups, d, layer_scale_init) for d in dilations))
             for w in widths
         )
         self.out_channels = widths[-1]
@@ -173,10 +167,9 @@ def _image_shape(observation_space, keys: Sequence[str]) -> Tuple[int, int, int]
     sizes = {tuple(observation_space.spaces[k].shape[:2]) for k in keys}
     if len(sizes) != 1:
         raise ValueError(
-            f"VisualEncoder needs every image key {list(keys)} at one size; "
-            f"got {sorted(sizes)}"
+            f"VisualEncoder needs every image key {list(keys)} at one size; got {sorted(sizes)}"
         )
-    (height, width), = sizes
+    ((height, width),) = sizes
     channels = sum(observation_space.spaces[k].shape[2] for k in keys)
     return height, width, channels
 
@@ -217,7 +210,11 @@ class VisualEncoder(nn.Module):
                 f"{_TOTAL_STRIDE}x{_TOTAL_STRIDE}"
             )
         self.backbone = ConvNeXtResNet(
-            channels, base_planes, ngroups, len(dilations), dilations,
+            channels,
+            base_planes,
+            ngroups,
+            len(dilations),
+            dilations,
             layer_scale_init,
         )
         h, w = self._backbone_size(height, width)
@@ -253,9 +250,7 @@ class VisualEncoder(nn.Module):
         return torch.cat(parts, dim=-1).permute(0, 3, 1, 2)
 
     def forward(self, observations: Dict[str, Tensor]) -> Tensor:
-        x = self.stack_inputs(observations).contiguous(
-            memory_format=self._memory_format
-        )
+        x = self.stack_inputs(observations).contiguous(memory_format=self._memory_format)
         return self.compression(self.backbone(x)).flatten(1)
 
     def use_channels_last(self) -> "VisualEncoder":

@@ -28,8 +28,12 @@ class VERHierarchicalPolicy(HierarchicalPolicy):
             cls = SKILLS.get(skill_config.skill_name)
             extra = {"skill_key": skill_key} if issubclass(cls, VERSkillLoader) else {}
             skill_policy = cls.from_config(
-                skill_config, observation_space, action_space,
-                self._num_envs, full_config, **extra,
+                skill_config,
+                observation_space,
+                action_space,
+                self._num_envs,
+                full_config,
+                **extra,
             )
             skill_policy.set_pddl_problem(self._pddl)
             action_names = skill_config.pddl_action_names or [skill_key]

@@ -72,9 +72,7 @@ def action_keys_of(train_config: Any) -> List[str]:
     return sorted(train_config.habitat.task.actions.keys())
 
 
-def skill_action_space(
-    train_config: Any, full_action_space: ActionSpace
-) -> ActionSpace:
+def skill_action_space(train_config: Any, full_action_space: ActionSpace) -> ActionSpace:
     """The part of the evaluation's action space the skill controls."""
     missing = [k for k in action_keys_of(train_config) if k not in full_action_space.spaces]
     if missing:
@@ -82,9 +80,7 @@ def skill_action_space(
             f"the skill was trained with actions {missing} that the evaluation's "
             f"habitat.task.actions lack; it has {sorted(full_action_space.spaces)}"
         )
-    return ActionSpace(
-        OrderedDict((k, full_action_space[k]) for k in action_keys_of(train_config))
-    )
+    return ActionSpace(OrderedDict((k, full_action_space[k]) for k in action_keys_of(train_config)))
 
 
 class VERSkillLoader:
@@ -123,7 +119,12 @@ class VERSkillLoader:
 
     @classmethod
     def from_config(
-        cls, config, observation_space, action_space, batch_size, full_config,
+        cls,
+        config,
+        observation_space,
+        action_space,
+        batch_size,
+        full_config,
         skill_key: Optional[str] = None,
     ):
         """Upstream's skill constructor contract (see the module docstring)."""
@@ -145,7 +146,9 @@ class VERSkillLoader:
         filtered_action_space = skill_action_space(train_config, action_space)
         policy_cls = baseline_registry.get_policy(config.name)
         if policy_cls is None:
-            raise ValueError(f"{SKILL_KEY}.{skill_key}.name={config.name!r} is not a registered policy")
+            raise ValueError(
+                f"{SKILL_KEY}.{skill_key}.name={config.name!r} is not a registered policy"
+            )
         actor_critic = policy_cls.from_config(
             train_config, filtered_obs_space, create_action_space(filtered_action_space)
         )
@@ -159,6 +162,10 @@ class VERSkillLoader:
                 f"{config.name} built from its training config: {error}"
             ) from error
         return cls(
-            actor_critic, config, action_space, filtered_obs_space,
-            filtered_action_space, batch_size,
+            actor_critic,
+            config,
+            action_space,
+            filtered_obs_space,
+            filtered_action_space,
+            batch_size,
         )

@@ -62,8 +62,7 @@ def max_stop_distance_of(config) -> float:
     value = float(config.skill_data.get("max_stop_distance", DEFAULT_MAX_STOP_DISTANCE))
     if value <= 0:
         raise ValueError(
-            f"defined_skills.<nav skill>.skill_data.max_stop_distance={value} "
-            "must be > 0 (metres)"
+            f"defined_skills.<nav skill>.skill_data.max_stop_distance={value} must be > 0 (metres)"
         )
     return value
 
@@ -137,22 +136,27 @@ class VERNavSkill(VERSkillLoader, NavSkillPolicy):
 
     def _get_filtered_obs(self, observations, cur_batch_idx) -> TensorDict:
         filtered = TensorDict(
-            {
-                k: observations[k]
-                for k in self._filtered_obs_space.spaces
-                if k != self._goal_key
-            }
+            {k: observations[k] for k in self._filtered_obs_space.spaces if k != self._goal_key}
         )
         filtered[self._goal_key] = self.target_polar(observations, cur_batch_idx)
         return filtered
 
     def _internal_act(
-        self, observations, rnn_hidden_states, prev_actions, masks,
-        cur_batch_idx, deterministic=False,
+        self,
+        observations,
+        rnn_hidden_states,
+        prev_actions,
+        masks,
+        cur_batch_idx,
+        deterministic=False,
     ):
         action_data = super()._internal_act(
-            observations, rnn_hidden_states, prev_actions, masks,
-            cur_batch_idx, deterministic,
+            observations,
+            rnn_hidden_states,
+            prev_actions,
+            masks,
+            cur_batch_idx,
+            deterministic,
         )
         actions = action_data.actions
         distance = self.target_distance(observations, cur_batch_idx)

@@ -40,8 +40,7 @@ class NamedClassRegistry:
         cls = self._classes.get(name)
         if cls is None:
             raise ValueError(
-                f"{self.config_key}={name!r} is not a known {self.kind}; "
-                f"allowed: {self.names()}"
+                f"{self.config_key}={name!r} is not a known {self.kind}; allowed: {self.names()}"
             )
         return cls
 
@@ -83,6 +82,4 @@ def _register_builtin() -> None:
         HIGH_LEVEL_POLICIES.register(name, getattr(upstream_hl, name))
     for cls in (VERPickSkill, VERPlaceSkill, VERArtObjSkill, VERNavSkill):
         SKILLS.register(cls.__name__, cls)
-    HIGH_LEVEL_POLICIES.register(
-        VERFixedHighLevelPolicy.__name__, VERFixedHighLevelPolicy
-    )
+    HIGH_LEVEL_POLICIES.register(VERFixedHighLevelPolicy.__name__, VERFixedHighLevelPolicy)

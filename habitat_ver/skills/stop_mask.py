@@ -38,9 +38,7 @@ def mask_stop(
         stop, target_distance: ``[B]``; both outputs ``[B]``.
     """
     if max_stop_distance <= 0:
-        raise ValueError(
-            f"max_stop_distance={max_stop_distance} must be > 0 (metres)"
-        )
+        raise ValueError(f"max_stop_distance={max_stop_distance} must be > 0 (metres)")
     too_far = target_distance > max_stop_distance
     was_masked = too_far & (stop > 0)
     masked = torch.where(too_far, torch.full_like(stop, NO_STOP), stop)

@@ -94,9 +94,7 @@ def _starts_and_lengths(is_start: Tensor) -> "tuple[Tensor, Tensor]":
     return starts, ends - starts
 
 
-def cut_sequences(
-    env_ids: Tensor, step_ids: Tensor, episode_starts: Tensor
-) -> Sequences:
+def cut_sequences(env_ids: Tensor, step_ids: Tensor, episode_starts: Tensor) -> Sequences:
     """Cuts steps into per-environment, per-episode sequences.
 
     A sequence starts at each environment's first step (the rollout start),
@@ -155,8 +153,12 @@ class SlotSequences(NamedTuple):
 
 
 def learnable_sequences(
-    env_ids: Tensor, step_ids: Tensor, episode_starts: Tensor,
-    dones: Tensor, learnable: Tensor, pending_slot: Tensor,
+    env_ids: Tensor,
+    step_ids: Tensor,
+    episode_starts: Tensor,
+    dones: Tensor,
+    learnable: Tensor,
+    pending_slot: Tensor,
 ) -> SlotSequences:
     """Cuts a linear buffer's learnable slots into sequences.
 
@@ -252,9 +254,7 @@ def split_into_minibatches(
     size = total // num_mini_batch
     ord_lengths, ord_starts = lengths[order], starts[order]
     seq_of = torch.repeat_interleave(torch.arange(order.numel()), ord_lengths)
-    pos_in_seq = torch.arange(total) - (
-        torch.cumsum(ord_lengths, 0) - ord_lengths
-    )[seq_of]
+    pos_in_seq = torch.arange(total) - (torch.cumsum(ord_lengths, 0) - ord_lengths)[seq_of]
     # A piece starts at each sequence start and at each minibatch start.
     is_start = pos_in_seq == 0
     is_start[::size] = True
@@ -263,9 +263,7 @@ def split_into_minibatches(
     counts = torch.bincount(first // size, minlength=num_mini_batch).tolist()
     return [
         Pieces(s, n)
-        for s, n in zip(
-            torch.split(piece_starts, counts), torch.split(piece_lengths, counts)
-        )
+        for s, n in zip(torch.split(piece_starts, counts), torch.split(piece_lengths, counts))
     ]
 
 
@@ -287,14 +285,10 @@ def pack_sequences(starts: Tensor, lengths: Tensor) -> PackedLayout:
     """
     sorted_lengths, column = torch.sort(lengths, descending=True, stable=True)
     num_seqs_at_step = torch.flip(
-        torch.cumsum(
-            torch.flip(torch.bincount(sorted_lengths)[1:], (0,)), 0
-        ),
+        torch.cumsum(torch.flip(torch.bincount(sorted_lengths)[1:], (0,)), 0),
         (0,),
     )
-    row_of = torch.repeat_interleave(
-        torch.arange(num_seqs_at_step.numel()), num_seqs_at_step
-    )
+    row_of = torch.repeat_interleave(torch.arange(num_seqs_at_step.numel()), num_seqs_at_step)
     row_offset = torch.cumsum(num_seqs_at_step, 0) - num_seqs_at_step
     rank = torch.arange(row_of.numel()) - row_offset[row_of]
     indices = starts[column][rank] + row_of

@@ -77,9 +77,7 @@ class LockstepRolloutStorage(RolloutStorage):
         return dict(truncated=cut, truncation_values=self.buffers["value_preds"][:num_steps])
 
     @g_timer.avg_time("rollout_storage.compute_returns", level=1)
-    def compute_returns(
-        self, next_value: Tensor, use_gae: bool, gamma: float, tau: float
-    ) -> None:
+    def compute_returns(self, next_value: Tensor, use_gae: bool, gamma: float, tau: float) -> None:
         """Fills ``buffers["returns"][:T]`` for the ``T`` steps collected and
         NaN in every later row (not learnt on: out of advantage statistics).
 
@@ -117,7 +115,10 @@ class LockstepRolloutStorage(RolloutStorage):
             # Same upstream side effect as above, on the returns buffer.
             self.buffers["returns"][num_steps] = next_value
             returns = compute_discounted_returns(
-                rewards, dones, self.buffers["returns"][num_steps], gamma=gamma,
+                rewards,
+                dones,
+                self.buffers["returns"][num_steps],
+                gamma=gamma,
                 **self._truncation(num_steps, dones),
             )
         self.buffers["returns"][:num_steps] = returns

@@ -55,8 +55,11 @@ _SENTINEL_KEYS = ("rewards", "returns", "value_preds", "action_log_probs")
 
 
 def _allocate_buffers(
-    capacity: int, observation_space: Any, action_space: Any,
-    actor_critic: Any, with_is_coeffs: bool,
+    capacity: int,
+    observation_space: Any,
+    action_space: Any,
+    actor_critic: Any,
+    with_is_coeffs: bool,
 ) -> TensorDict:
     """Linear ``[capacity, ...]`` buffers; dtypes as habitat's RolloutStorage."""
     action_shape, discrete = get_action_space_info(action_space)
@@ -70,7 +73,8 @@ def _allocate_buffers(
             np.zeros((capacity, *space.shape), dtype=space.dtype)
         )
     buffers["recurrent_hidden_states"] = torch.zeros(
-        capacity, actor_critic.num_recurrent_layers, actor_critic.recurrent_hidden_size)
+        capacity, actor_critic.num_recurrent_layers, actor_critic.recurrent_hidden_size
+    )
     buffers["actions"] = torch.zeros(capacity, *action_shape, dtype=action_dtype)
     buffers["prev_actions"] = torch.zeros_like(buffers["actions"])
     buffers["masks"] = torch.zeros(capacity, 1, dtype=torch.bool)
@@ -111,9 +115,15 @@ class VERStorage(Storage):
     """
 
     def __init__(
-        self, numsteps: int, num_envs: int, observation_space: Any,
-        action_space: Any, actor_critic: Any, is_double_buffered: bool = False,
-        variable_experience: bool = True, is_coeff_cap: float = 1.0,
+        self,
+        numsteps: int,
+        num_envs: int,
+        observation_space: Any,
+        action_space: Any,
+        actor_critic: Any,
+        is_double_buffered: bool = False,
+        variable_experience: bool = True,
+        is_coeff_cap: float = 1.0,
         minibatch_mode: str = "ver",
     ) -> None:
         """habitat's storage contract plus VER's options.
@@ -137,20 +147,28 @@ class VERStorage(Storage):
         self.device = torch.device("cpu")
         self.current_policy_version = 1
         self.buffers = _allocate_buffers(
-            self.capacity, observation_space, action_space, actor_critic,
+            self.capacity,
+            observation_space,
+            action_space,
+            actor_critic,
             with_is_coeffs=variable_experience,
         )
         # Bookkeeping stays on the CPU: it decides indices.
         long, flag = dict(dtype=torch.int64), dict(dtype=torch.bool)
         cap, n = self.capacity, self._num_envs
         self._slots = TensorDict(
-            env_ids=torch.full((cap,), -1, **long), step_ids=torch.zeros(cap, **long),
-            episode_starts=torch.zeros(cap, **flag), dones=torch.zeros(cap, **flag),
-            truncated=torch.zeros(cap, **flag), learnable=torch.zeros(cap, **flag),
+            env_ids=torch.full((cap,), -1, **long),
+            step_ids=torch.zeros(cap, **long),
+            episode_starts=torch.zeros(cap, **flag),
+            dones=torch.zeros(cap, **flag),
+            truncated=torch.zeros(cap, **flag),
+            learnable=torch.zeros(cap, **flag),
         )
         self._counters = TensorDict(
-            num_slots=torch.zeros(1, **long), pending_slot=torch.full((n,), -1, **long),
-            env_steps=torch.zeros(n, **long), next_step_id=torch.zeros(n, **long),
+            num_slots=torch.zeros(1, **long),
+            pending_slot=torch.full((n,), -1, **long),
+            env_steps=torch.zeros(n, **long),
+            next_step_id=torch.zeros(n, **long),
         )
         self._plan: Optional[mb.SlotSequences] = None
 
@@ -200,10 +218,18 @@ class VERStorage(Storage):
             )
 
     def insert(  # type: ignore[override]
-        self, env_ids: Tensor, *, observations: Any, recurrent_hidden_states: Tensor,
-        prev_actions: Tensor, masks: Tensor, actions: Tensor,
-        action_log_probs: Tensor, value_preds: Tensor,
-        rewards: Optional[Tensor] = None, policy_version: Optional[Tensor] = None,
+        self,
+        env_ids: Tensor,
+        *,
+        observations: Any,
+        recurrent_hidden_states: Tensor,
+        prev_actions: Tensor,
+        masks: Tensor,
+        actions: Tensor,
+        action_log_probs: Tensor,
+        value_preds: Tensor,
+        rewards: Optional[Tensor] = None,
+        policy_version: Optional[Tensor] = None,
         truncated: Optional[Tensor] = None,
     ) -> Tensor:
         """Writes one step for each env in ``env_ids`` (any subset, any order).
@@ -246,25 +272,44 @@ class VERStorage(Storage):
         slots = torch.arange(first, first + n)
         if policy_version is None:
             policy_version = torch.full((n, 1), self.current_policy_version)
-        self.buffers.set(slots.to(self.device), dict(
-            observations=observations, recurrent_hidden_states=recurrent_hidden_states,
-            prev_actions=prev_actions, masks=masks.view(n, 1), actions=actions,
-            action_log_probs=action_log_probs, value_preds=value_preds,
-            policy_version=policy_version.view(n, 1),
-        ), strict=False)
+        self.buffers.set(
+            slots.to(self.device),
+            dict(
+                observations=observations,
+                recurrent_hidden_states=recurrent_hidden_states,
+                prev_actions=prev_actions,
+                masks=masks.view(n, 1),
+                actions=actions,
+                action_log_probs=action_log_probs,
+                value_preds=value_preds,
+                policy_version=policy_version.view(n, 1),
+            ),
+            strict=False,
+        )
         no = torch.zeros(n, dtype=torch.bool)
-        self._slots.set(slots, dict(
-            env_ids=env_ids, step_ids=self._counters["next_step_id"][env_ids],
-            episode_starts=starts, dones=no, truncated=no.clone(), learnable=no.clone(),
-        ))
+        self._slots.set(
+            slots,
+            dict(
+                env_ids=env_ids,
+                step_ids=self._counters["next_step_id"][env_ids],
+                episode_starts=starts,
+                dones=no,
+                truncated=no.clone(),
+                learnable=no.clone(),
+            ),
+        )
         self._counters["next_step_id"][env_ids] += 1
         self._counters["pending_slot"][env_ids] = slots
         self._counters["num_slots"] += n
         return slots
 
     def _complete_pending(
-        self, env_ids: Tensor, pending: Tensor, starts: Tensor,
-        rewards: Optional[Tensor], truncated: Optional[Tensor] = None,
+        self,
+        env_ids: Tensor,
+        pending: Tensor,
+        starts: Tensor,
+        rewards: Optional[Tensor],
+        truncated: Optional[Tensor] = None,
     ) -> None:
         """Gives the envs' pending steps their reward and done; they become learnable."""
         completing = pending >= 0
@@ -287,8 +332,11 @@ class VERStorage(Storage):
 
     # -------------------------------------------------------------- learning
     def compute_returns(  # type: ignore[override]
-        self, next_value: Optional[Tensor] = None, use_gae: bool = True,
-        gamma: float = 0.99, tau: float = 0.95,
+        self,
+        next_value: Optional[Tensor] = None,
+        use_gae: bool = True,
+        gamma: float = 0.99,
+        tau: float = 0.95,
     ) -> None:
         """Cuts the sequences, fills ``returns`` (GAE) and ``is_coeffs``.
 
@@ -305,7 +353,8 @@ class VERStorage(Storage):
         fresh = self._slots["learnable"][:n] & ~stale
         plan = mb.learnable_sequences(
             *(self._slots[k][:n] for k in ("env_ids", "step_ids", "episode_starts", "dones")),
-            fresh, self._counters["pending_slot"],
+            fresh,
+            self._counters["pending_slot"],
         )
         dev, values = self.device, self.buffers["value_preds"]
         if next_value is None:
@@ -316,9 +365,12 @@ class VERStorage(Storage):
         boot = boot.masked_fill((plan.bootstrap_slots < 0).to(dev).view(-1, 1), 0.0)
         slots = plan.slots.to(dev)
         _, returns = compute_gae_sequences(
-            self.buffers["rewards"][slots], values[slots],
-            self._slots["dones"][plan.slots].to(dev).view(-1, 1), boot,
-            plan.lengths.to(dev), gamma=gamma,
+            self.buffers["rewards"][slots],
+            values[slots],
+            self._slots["dones"][plan.slots].to(dev).view(-1, 1),
+            boot,
+            plan.lengths.to(dev),
+            gamma=gamma,
             gae_lambda=tau if use_gae else 1.0,  # habitat's `tau` is lambda
             **self._truncation(plan.slots, values[slots]),
         )
@@ -353,16 +405,16 @@ class VERStorage(Storage):
         slots = torch.nonzero(stale).view(-1)
         if slots.numel() == 0:
             return plan
-        seqs = mb.cut_sequences(*(self._slots[k][slots] for k in
-                                  ("env_ids", "step_ids", "episode_starts")))
+        seqs = mb.cut_sequences(
+            *(self._slots[k][slots] for k in ("env_ids", "step_ids", "episode_starts"))
+        )
         ordered = slots[seqs.steps]
         return mb.SlotSequences(
             slots=torch.cat([plan.slots, ordered]),
             starts=torch.cat([plan.starts, seqs.starts + plan.slots.numel()]),
             lengths=torch.cat([plan.lengths, seqs.lengths]),
             envs=torch.cat([plan.envs, self._slots["env_ids"][ordered[seqs.starts]]]),
-            bootstrap_slots=torch.cat(
-                [plan.bootstrap_slots, torch.full_like(seqs.starts, -1)]),
+            bootstrap_slots=torch.cat([plan.bootstrap_slots, torch.full_like(seqs.starts, -1)]),
         )
 
     def fill_stale(self, previous: "VERStorage") -> int:
@@ -388,8 +440,12 @@ class VERStorage(Storage):
         learnable = previous._slots["learnable"][:prev_n]
         was_stale = previous.buffers["is_stale"][:prev_n].view(-1).cpu()
         # Oldest first: the plan takes the last ones, fresh steps before stale.
-        prev_learnable = torch.cat([torch.nonzero(learnable & was_stale).view(-1),
-                                    torch.nonzero(learnable & ~was_stale).view(-1)])
+        prev_learnable = torch.cat(
+            [
+                torch.nonzero(learnable & was_stale).view(-1),
+                torch.nonzero(learnable & ~was_stale).view(-1),
+            ]
+        )
         plan = stale_fill_plan(self.steps_collected, batch, prev_learnable.numel())
         if plan.num_stale == 0:
             return 0
@@ -435,8 +491,11 @@ class VERStorage(Storage):
         if self._plan is None:
             raise RuntimeError("data_generator: call compute_returns first")
         pieces = self._minibatch_pieces(num_mini_batch)
-        batch_order = (torch.randperm(num_mini_batch).tolist()
-                       if self.minibatch_mode == "ver" else range(num_mini_batch))
+        batch_order = (
+            torch.randperm(num_mini_batch).tolist()
+            if self.minibatch_mode == "ver"
+            else range(num_mini_batch)
+        )
         hidden = self.buffers["recurrent_hidden_states"]
         per_step = TensorDict((k, v) for k, v in self.buffers.items() if v is not hidden)
         for b in batch_order:

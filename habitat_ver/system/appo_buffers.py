@@ -57,8 +57,12 @@ class TrajectoryBuffers:
 
     @classmethod
     def allocate(
-        cls, num_slots: int, num_steps: int, observation_space: spaces.Dict,
-        action_space: spaces.Space, hidden_shape: tuple,
+        cls,
+        num_slots: int,
+        num_steps: int,
+        observation_space: spaces.Dict,
+        action_space: spaces.Space,
+        hidden_shape: tuple,
     ) -> "TrajectoryBuffers":
         S, T = num_slots, num_steps
         actions = _action_buffer(S * (T + 1), action_space)
@@ -92,8 +96,18 @@ class TrajectoryBuffers:
 
     def tensors(self):
         yield from self.observations.values()
-        for name in ("masks", "prev_actions", "actions", "behaviour_log_probs", "rewards",
-                     "dones", "truncated", "hidden", "versions", "env_ids"):
+        for name in (
+            "masks",
+            "prev_actions",
+            "actions",
+            "behaviour_log_probs",
+            "rewards",
+            "dones",
+            "truncated",
+            "hidden",
+            "versions",
+            "env_ids",
+        ):
             yield getattr(self, name)
 
     def clear(self, slot: int) -> None:

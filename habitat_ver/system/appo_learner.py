@@ -50,8 +50,11 @@ class AppoLearner:
     """
 
     def __init__(
-        self, policy: Any, optimizer: torch.optim.Optimizer,
-        settings: AppoLearnerSettings, device: torch.device,
+        self,
+        policy: Any,
+        optimizer: torch.optim.Optimizer,
+        settings: AppoLearnerSettings,
+        device: torch.device,
         obs_transform: Callable[[Dict[str, Tensor]], Dict[str, Tensor]] = lambda b: b,
     ):
         self.policy, self.optimizer = policy, optimizer
@@ -69,11 +72,18 @@ class AppoLearner:
         dones = torch.logical_not(batch["masks"][:, mb, 0]).numpy()
         seq_info = build_rnn_build_seq_info(self.device, build_pack_info_from_dones(dones))
         values, log_probs, entropy, _, _ = self.policy.evaluate_actions(
-            observations, batch["hidden"][mb].to(self.device), flat(batch["prev_actions"]),
-            flat(batch["masks"]), flat(batch["actions"]), seq_info,
+            observations,
+            batch["hidden"][mb].to(self.device),
+            flat(batch["prev_actions"]),
+            flat(batch["masks"]),
+            flat(batch["actions"]),
+            seq_info,
         )
-        return (values.float().view(T1, b, 1), log_probs.view(T1, b, 1)[:-1],
-                entropy.view(T1, b, -1)[:-1])
+        return (
+            values.float().view(T1, b, 1),
+            log_probs.view(T1, b, 1)[:-1],
+            entropy.view(T1, b, -1)[:-1],
+        )
 
     def _losses(self, batch: Dict[str, Any], mb: Tensor) -> Dict[str, Tensor]:
         s = self.settings
@@ -84,9 +94,16 @@ class AppoLearner:
         # step's own value stands in for the value after it (Sample Factory).
         truncation = dict(truncated=cut, truncation_values=values[:-1]) if bool(cut.any()) else {}
         targets = vtrace(
-            behaviour, log_probs, batch["rewards"][:, mb].to(self.device), values[:-1],
-            batch["dones"][:, mb].to(self.device), values[-1], s.gamma,
-            s.vtrace_rho_clip, s.vtrace_c_clip, **truncation,
+            behaviour,
+            log_probs,
+            batch["rewards"][:, mb].to(self.device),
+            values[:-1],
+            batch["dones"][:, mb].to(self.device),
+            values[-1],
+            s.gamma,
+            s.vtrace_rho_clip,
+            s.vtrace_c_clip,
+            **truncation,
         )
         advantages = targets.pg_advantages
         if s.normalize_advantage:
@@ -96,8 +113,11 @@ class AppoLearner:
         mean_entropy = entropy.mean()
         total = policy.loss + s.value_loss_coef * critic - s.entropy_coef * mean_entropy
         return {
-            "loss/total": total, "loss/policy": policy.loss, "loss/value": critic,
-            "loss/entropy": mean_entropy, "diag/clip_fraction": policy.clip_fraction,
+            "loss/total": total,
+            "loss/policy": policy.loss,
+            "loss/value": critic,
+            "loss/entropy": mean_entropy,
+            "diag/clip_fraction": policy.clip_fraction,
             "diag/approx_kl": approx_kl(log_probs.detach(), behaviour),
             "diag/vtrace_rho_mean": targets.clipped_rhos.mean(),
         }
@@ -122,7 +142,8 @@ class AppoLearner:
                 self.optimizer.zero_grad(set_to_none=True)
                 losses["loss/total"].backward()
                 grad_norm = torch.nn.utils.clip_grad_norm_(
-                    self.policy.parameters(), s.max_grad_norm)
+                    self.policy.parameters(), s.max_grad_norm
+                )
                 self.optimizer.step()
                 if last:
                     losses["grad_norm"] = grad_norm

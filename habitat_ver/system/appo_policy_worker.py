@@ -53,8 +53,12 @@ class PolicyWorker:
     """
 
     def __init__(
-        self, pool: RolloutWorkerPool, policy: Any, trajectories: TrajectoryBuffers,
-        slots: SlotPool, device: torch.device,
+        self,
+        pool: RolloutWorkerPool,
+        policy: Any,
+        trajectories: TrajectoryBuffers,
+        slots: SlotPool,
+        device: torch.device,
         obs_transform: Callable[[Dict[str, Tensor]], Dict[str, Tensor]] = lambda b: b,
         max_nonfinite_rewards: int = DEFAULT_MAX_NONFINITE_REWARDS,
     ):
@@ -77,7 +81,8 @@ class PolicyWorker:
         self.stats_lock = threading.Lock()
         self._episode_reward = torch.zeros(n, 1)
         self.running_stats: Dict[str, Tensor] = dict(
-            count=torch.zeros(n, 1), reward=torch.zeros(n, 1))
+            count=torch.zeros(n, 1), reward=torch.zeros(n, 1)
+        )
         self.nonfinite_rewards = NonFiniteRewards(max_nonfinite_rewards)
         self._stop = threading.Event()
         self._failure: List[BaseException] = []
@@ -94,7 +99,8 @@ class PolicyWorker:
     def start(self, first_ready: List[Tuple[int, int]]) -> None:
         """Start acting; ``first_ready``: the groups whose results are written."""
         self._thread = threading.Thread(
-            target=self._run, args=(first_ready,), name="habitat_ver-appo-policy", daemon=True)
+            target=self._run, args=(first_ready,), name="habitat_ver-appo-policy", daemon=True
+        )
         self._thread.start()
 
     def take_full(self) -> int:
@@ -106,7 +112,7 @@ class PolicyWorker:
             except queue.Empty:
                 if self._thread is not None and not self._thread.is_alive():
                     self._raise_failure()
-                    raise RuntimeError("the APPO policy worker stopped")
+                    raise RuntimeError("the APPO policy worker stopped") from None
 
     def _raise_failure(self) -> None:
         if self._failure:
@@ -162,21 +168,21 @@ class PolicyWorker:
         infos = buffers.infos[ids[started]]
         self._record_episodes(ids[started], rewards[started], dones[started], infos)
         masks = torch.logical_not(dones).view(-1, 1) & started.view(-1, 1)
-        truncated = truncated_from_info_rows(ids[started], infos, self.pool.info_names,
-                                             dones[started])
+        truncated = truncated_from_info_rows(
+            ids[started], infos, self.pool.info_names, dones[started]
+        )
         self._finish_steps(ids[started], rewards[started], dones[started], truncated)
         self._close_full(ids, observations, masks)
         if self._stop.is_set():
             return
         env_actions = self._act(ids, observations, masks)
         buffers.actions[ids] = env_actions.to(buffers.actions.dtype).view(
-            len(ids), *buffers.actions.shape[1:])
+            len(ids), *buffers.actions.shape[1:]
+        )
         for worker, group in ready:
             self.pool.send(worker, group)
 
-    def _finish_steps(
-        self, ids: Tensor, rewards: Tensor, dones: Tensor, truncated: Tensor
-    ) -> None:
+    def _finish_steps(self, ids: Tensor, rewards: Tensor, dones: Tensor, truncated: Tensor) -> None:
         """The reward, done and time-limit cut of each env's last action
         complete its step."""
         slots, ts = self._slot[ids], self._t[ids]
@@ -212,8 +218,9 @@ class PolicyWorker:
         batch = self._transform({k: v.to(self.device) for k, v in observations.items()})
         hidden, prev_actions = self._hidden[ids], self._prev_actions[ids]
         with self._lock, inference_mode():
-            out = self.policy.act(batch, hidden.to(self.device),
-                                  prev_actions.to(self.device), masks.to(self.device))
+            out = self.policy.act(
+                batch, hidden.to(self.device), prev_actions.to(self.device), masks.to(self.device)
+            )
             version = self.version
             self.served.append((next(self._seq), version))
         slots, ts, traj = self._slot[ids], self._t[ids], self.trajectories
@@ -230,13 +237,16 @@ class PolicyWorker:
         self._prev_actions[ids] = out.actions.cpu().to(self._prev_actions.dtype)
         return out.env_actions.cpu()
 
-    def _record_episodes(
-        self, ids: Tensor, rewards: Tensor, dones: Tensor, infos: Tensor
-    ) -> None:
+    def _record_episodes(self, ids: Tensor, rewards: Tensor, dones: Tensor, infos: Tensor) -> None:
         """Upstream's episode statistics (return, count, info metrics of each
         episode's last step), under :attr:`stats_lock` for the learner."""
         with self.stats_lock:
             record_episode_stats(
-                self.running_stats, self._episode_reward, ids, rewards, dones, infos,
+                self.running_stats,
+                self._episode_reward,
+                ids,
+                rewards,
+                dones,
+                infos,
                 self.pool.info_names,
             )

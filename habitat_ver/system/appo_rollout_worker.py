@@ -29,7 +29,7 @@ from habitat_ver.distributed.requeue import ignore_stop_signals
 from habitat_ver.system.env_worker import (
     EnvStepper,
     Report,
-    TrainerGone,
+    TrainerGoneError,
     _next_command,
     start_watch,
 )
@@ -52,7 +52,7 @@ class Command(enum.IntEnum):
     CLOSE = 2
 
 
-class EnvFailed(Exception):
+class EnvFailedError(Exception):
     """An env of a rollout worker raised; carries its index and traceback."""
 
     def __init__(self, env_index: int, details: str):
@@ -64,7 +64,7 @@ class EnvFailed(Exception):
 def split_groups(env_ids: Sequence[int], num_groups: int) -> List[List[int]]:
     """``env_ids`` in ``num_groups`` contiguous groups of equal size."""
     size = len(env_ids) // num_groups
-    return [list(env_ids[g * size:(g + 1) * size]) for g in range(num_groups)]
+    return [list(env_ids[g * size : (g + 1) * size]) for g in range(num_groups)]
 
 
 class RolloutWorker:
@@ -80,7 +80,10 @@ class RolloutWorker:
     """
 
     def __init__(
-        self, index: int, envs: Sequence[Tuple[int, Any]], num_groups: int,
+        self,
+        index: int,
+        envs: Sequence[Tuple[int, Any]],
+        num_groups: int,
         on_info_names: Callable[[int, List[str]], None] = lambda i, names: None,
         watch: Any = None,
     ):
@@ -106,7 +109,7 @@ class RolloutWorker:
                 with self._busy(env_index):
                     stepper.reset() if reset else stepper.step()
             except Exception as error:  # noqa: BLE001 - reported with the env index
-                raise EnvFailed(env_index, traceback.format_exc()) from error
+                raise EnvFailedError(env_index, traceback.format_exc()) from error
 
     def serve(self, command: Command, group: int, report: Callable[[Any], None]) -> None:
         """Run one command; reports each group whose results are written."""
@@ -124,8 +127,13 @@ class RolloutWorker:
 
 
 def init_process(
-    index: int, makers: Sequence[EnvMaker], num_groups: int, commands: Any,
-    reports: Any, trainer_pid: int, hang_warning_s: float,
+    index: int,
+    makers: Sequence[EnvMaker],
+    num_groups: int,
+    commands: Any,
+    reports: Any,
+    trainer_pid: int,
+    hang_warning_s: float,
 ) -> None:
     """Entry point of a rollout worker process.
 
@@ -143,7 +151,9 @@ def init_process(
         for current, make in makers:
             envs.append((current, make()))
         worker = RolloutWorker(
-            index, envs, num_groups,
+            index,
+            envs,
+            num_groups,
             on_info_names=lambda i, names: reports.put((Report.INFO_NAMES, i, names)),
             watch=watch,
         )
@@ -155,11 +165,10 @@ def init_process(
                 worker.close()
                 return
             worker.serve(command, group, reports.put)
-    except TrainerGone:
+    except TrainerGoneError:
         return
-    except EnvFailed as failure:
-        reports.put((Report.FAILED, failure.env_index,
-                     f"[pid {os.getpid()}] {failure.details}"))
+    except EnvFailedError as failure:
+        reports.put((Report.FAILED, failure.env_index, f"[pid {os.getpid()}] {failure.details}"))
     except Exception:  # noqa: BLE001 - building env `current` failed
         reports.put((Report.FAILED, current, f"[pid {os.getpid()}] {traceback.format_exc()}"))
 
@@ -179,8 +188,12 @@ class RolloutWorkerPool:
     """
 
     def __init__(
-        self, makers: Sequence[EnvMaker], num_workers: int, num_groups: int,
-        describe: Callable[[int], str] = str, serial: bool = False,
+        self,
+        makers: Sequence[EnvMaker],
+        num_workers: int,
+        num_groups: int,
+        describe: Callable[[int], str] = str,
+        serial: bool = False,
         hang_warning_s: float = DEFAULT_HANG_WARNING_S,
     ):
         self.num_envs = len(makers)
@@ -194,7 +207,7 @@ class RolloutWorkerPool:
         self.close_hooks: List[Callable[[], None]] = []
         self._workers: List[RolloutWorker] = []
         per_worker = self.num_envs // num_workers
-        chunks = [makers[w * per_worker:(w + 1) * per_worker] for w in range(num_workers)]
+        chunks = [makers[w * per_worker : (w + 1) * per_worker] for w in range(num_workers)]
         # groups[w][g]: the env rows of group g of worker w.
         self.groups = [split_groups([i for i, _ in chunk], num_groups) for chunk in chunks]
         # Per env row, the info metric held by each column of its `infos` row.
@@ -234,9 +247,17 @@ class RolloutWorkerPool:
         for w, chunk in enumerate(chunks):
             process = context.Process(
                 target=init_process,
-                args=(w, list(chunk), num_groups, self._commands[w], self._reports, os.getpid(),
-                      self._hang_warning_s),
-                daemon=True, name=f"habitat_ver-appo-rollout-{w}",
+                args=(
+                    w,
+                    list(chunk),
+                    num_groups,
+                    self._commands[w],
+                    self._reports,
+                    os.getpid(),
+                    self._hang_warning_s,
+                ),
+                daemon=True,
+                name=f"habitat_ver-appo-rollout-{w}",
             )
             process.start()
             self._processes.append(process)
@@ -284,7 +305,7 @@ class RolloutWorkerPool:
         if self._serial:
             try:
                 self._workers[worker].serve(command, group, self._reports.put)
-            except EnvFailed as failure:
+            except EnvFailedError as failure:
                 self._reports.put((Report.FAILED, failure.env_index, failure.details))
             return
         self._commands[worker].put((command, group))
@@ -304,8 +325,11 @@ class RolloutWorkerPool:
                 dead = [w for w, p in enumerate(self._processes) if not p.is_alive()]
                 if dead:
                     first_env = self.groups[dead[0]][0][0]
-                    self._fail(first_env, f"rollout worker {dead[0]} exited with code "
-                               f"{self._processes[dead[0]].exitcode}")
+                    self._fail(
+                        first_env,
+                        f"rollout worker {dead[0]} exited with code "
+                        f"{self._processes[dead[0]].exitcode}",
+                    )
                 raise
             if report[0] == Report.FAILED:
                 self._fail(report[1], report[2])
@@ -337,5 +361,4 @@ class RolloutWorkerPool:
             for worker in self._workers:
                 worker.close()
             return
-        stop_worker_processes(
-            self._processes, self._commands, (Command.CLOSE, -1), self._reports)
+        stop_worker_processes(self._processes, self._commands, (Command.CLOSE, -1), self._reports)

@@ -65,7 +65,10 @@ class EnvStepper:
     """
 
     def __init__(
-        self, env: Any, index: int, buffers: Any,
+        self,
+        env: Any,
+        index: int,
+        buffers: Any,
         on_info_names: Callable[[int, List[str]], None] = lambda i, names: None,
     ):
         self.env = env
@@ -91,12 +94,12 @@ class EnvStepper:
         self.buffers.write_step(self.index, _as_dict(observation), reward, done, values)
 
 
-class TrainerGone(Exception):
+class TrainerGoneError(Exception):
     """The trainer process died without shutting this worker down."""
 
 
 def _next_command(commands: Any, trainer_pid: int) -> Any:
-    """The next command; raises :class:`TrainerGone` once the trainer died.
+    """The next command; raises :class:`TrainerGoneError` once the trainer died.
 
     Workers ignore SIGTERM and SIGINT (the trainer stops them), and a
     forkserver child does not die with the trainer, so a trainer killed
@@ -106,21 +109,26 @@ def _next_command(commands: Any, trainer_pid: int) -> Any:
     # SimpleQueue has no timeout; its reading end (a Connection) can poll.
     while not commands._reader.poll(PARENT_CHECK_SECONDS):
         if not trainer_alive(trainer_pid):
-            raise TrainerGone(f"trainer process {trainer_pid} is gone")
+            raise TrainerGoneError(f"trainer process {trainer_pid} is gone")
     return commands.get()
 
 
 def start_watch(trainer_pid: int, hang_warning_s: float, reports: Any) -> TrainerWatch:
     """This worker's :class:`TrainerWatch`, reporting hangs as ``HUNG``."""
     return TrainerWatch(
-        trainer_pid, hang_warning_s,
+        trainer_pid,
+        hang_warning_s,
         on_hang=lambda i, seconds: reports.put((Report.HUNG, i, seconds)),
     ).start()
 
 
 def init_process(
-    index: int, make_env: Callable[[], Any], commands: Any, reports: Any,
-    trainer_pid: int, hang_warning_s: float,
+    index: int,
+    make_env: Callable[[], Any],
+    commands: Any,
+    reports: Any,
+    trainer_pid: int,
+    hang_warning_s: float,
 ) -> None:
     """Entry point of an env worker process.
 
@@ -143,11 +151,13 @@ def init_process(
         env = make_env()
         reports.put((Report.SPACES, index, EnvStepper(env, index, None).spaces()))
         stepper = EnvStepper(
-            env, index, _next_command(commands, trainer_pid),
+            env,
+            index,
+            _next_command(commands, trainer_pid),
             on_info_names=lambda i, names: reports.put((Report.INFO_NAMES, i, names)),
         )
         _serve(stepper, commands, reports, trainer_pid, watch)
-    except TrainerGone:
+    except TrainerGoneError:
         return
     except Exception:  # noqa: BLE001 - reported to the trainer, which raises
         reports.put((Report.FAILED, index, f"[pid {os.getpid()}] {traceback.format_exc()}"))

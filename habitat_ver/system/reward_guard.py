@@ -13,8 +13,12 @@ from typing import Any, Callable
 import torch
 from torch import Tensor
 
-__all__ = ["DEFAULT_MAX_NONFINITE_REWARDS", "NonFiniteRewardError", "NonFiniteRewards",
-           "max_nonfinite_rewards"]
+__all__ = [
+    "DEFAULT_MAX_NONFINITE_REWARDS",
+    "NonFiniteRewardError",
+    "NonFiniteRewards",
+    "max_nonfinite_rewards",
+]
 
 # Used where a config has no rl.max_nonfinite_rewards (upstream's schema).
 DEFAULT_MAX_NONFINITE_REWARDS = 100
@@ -27,8 +31,9 @@ class NonFiniteRewardError(RuntimeError):
 
 def max_nonfinite_rewards(config: Any) -> int:
     """The configured limit, or the default under upstream's schema."""
-    return int(config.habitat_baselines.rl.get(
-        "max_nonfinite_rewards", DEFAULT_MAX_NONFINITE_REWARDS))
+    return int(
+        config.habitat_baselines.rl.get("max_nonfinite_rewards", DEFAULT_MAX_NONFINITE_REWARDS)
+    )
 
 
 class NonFiniteRewards:

@@ -28,8 +28,7 @@ def _action_buffer(num_envs: int, action_space: spaces.Space) -> Tensor:
     if isinstance(action_space, spaces.Box):
         return torch.full((num_envs, *action_space.shape), float("nan"))
     raise ValueError(
-        f"action space {action_space} is not supported by the VER system: "
-        "use Discrete or Box"
+        f"action space {action_space} is not supported by the VER system: use Discrete or Box"
     )
 
 
@@ -86,7 +85,11 @@ class EnvSharedBuffers:
         return [{k: v[i].numpy() for k, v in self.observations.items()} for i in range(num_envs)]
 
     def write_step(
-        self, index: int, observation: Dict, reward: float, done: bool,
+        self,
+        index: int,
+        observation: Dict,
+        reward: float,
+        done: bool,
         info_values: Optional[List[float]] = None,
     ) -> None:
         """Worker side: publish env ``index``'s step result."""
@@ -127,8 +130,13 @@ class InfoColumns:
 
 
 def record_episode_stats(
-    stats: Dict[str, Tensor], episode_reward: Tensor, ids: Tensor, rewards: Tensor,
-    dones: Tensor, infos: Tensor, info_names: Sequence[Sequence[str]],
+    stats: Dict[str, Tensor],
+    episode_reward: Tensor,
+    ids: Tensor,
+    rewards: Tensor,
+    dones: Tensor,
+    infos: Tensor,
+    info_names: Sequence[Sequence[str]],
 ) -> None:
     """Upstream's per-env episode statistics, updated from one step of ``ids``.
 

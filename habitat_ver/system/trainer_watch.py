@@ -54,7 +54,9 @@ class TrainerWatch:
     """
 
     def __init__(
-        self, trainer_pid: int, hang_warning_s: float = math.inf,
+        self,
+        trainer_pid: int,
+        hang_warning_s: float = math.inf,
         on_hang: Callable[[int, float], None] = lambda i, seconds: None,
     ):
         self._trainer_pid = trainer_pid
@@ -66,8 +68,7 @@ class TrainerWatch:
         self._reported: Optional[Tuple[int, float]] = None
 
     def start(self) -> "TrainerWatch":
-        threading.Thread(target=self._run, name="habitat_ver-trainer-watch",
-                         daemon=True).start()
+        threading.Thread(target=self._run, name="habitat_ver-trainer-watch", daemon=True).start()
         return self
 
     @contextlib.contextmanager

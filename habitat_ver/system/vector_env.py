@@ -75,9 +75,12 @@ class GuardedVectorEnv(VectorEnv):
     """
 
     def __init__(
-        self, make_env_fn: Callable[..., Any], env_fn_args: Sequence[Tuple],
+        self,
+        make_env_fn: Callable[..., Any],
+        env_fn_args: Sequence[Tuple],
         describe: Callable[[int], str] = str,
-        hang_warning_s: float = DEFAULT_HANG_WARNING_S, **kwargs: Any,
+        hang_warning_s: float = DEFAULT_HANG_WARNING_S,
+        **kwargs: Any,
     ):
         self._describe = describe
         self._hang_warning_s = hang_warning_s
@@ -92,15 +95,28 @@ class GuardedVectorEnv(VectorEnv):
     # ---------------------------------------------------------------- hooks
     @staticmethod
     def _worker_env(
-        connection_read_fn: Callable, connection_write_fn: Callable, env_fn: Callable,
-        env_fn_args: Tuple, auto_reset_done: bool, mask_signals: bool = False,
-        child_pipe: Any = None, parent_pipe: Any = None,
+        connection_read_fn: Callable,
+        connection_write_fn: Callable,
+        env_fn: Callable,
+        env_fn_args: Tuple,
+        auto_reset_done: bool,
+        mask_signals: bool = False,
+        child_pipe: Any = None,
+        parent_pipe: Any = None,
     ) -> None:
         """Upstream's worker loop; an exception goes to the trainer as one
         message (upstream's loop would close the pipe before it could)."""
         try:
-            VectorEnv._worker_env(connection_read_fn, connection_write_fn, env_fn,
-                                  env_fn_args, auto_reset_done, mask_signals, None, parent_pipe)
+            VectorEnv._worker_env(
+                connection_read_fn,
+                connection_write_fn,
+                env_fn,
+                env_fn_args,
+                auto_reset_done,
+                mask_signals,
+                None,
+                parent_pipe,
+            )
         except Exception:  # noqa: BLE001 - reported to the trainer, which raises
             connection_write_fn(_WorkerFailed(f"[pid {os.getpid()}] {traceback.format_exc()}"))
         finally:
@@ -131,8 +147,9 @@ class GuardedVectorEnv(VectorEnv):
                 self._overdue.add(index)
                 warn_hung(index, self._describe(index), waited, self._hang_warning_s)
             if requeue.stop_requested_locally():
-                self._fail(index, f"a stop was requested after it hung for {waited:.1f} s",
-                           EnvHungError)
+                self._fail(
+                    index, f"a stop was requested after it hung for {waited:.1f} s", EnvHungError
+                )
         self._overdue.discard(index)
         try:
             result = connection.recv()
@@ -175,8 +192,6 @@ class GuardedVectorEnv(VectorEnv):
                 write_fn((CLOSE_COMMAND, None))
             except (EOFError, OSError, ValueError):
                 pass  # its process is gone already
-        end_processes([pipe[3] for pipe in self._every_pipe],
-                      max(1.0, deadline - time.monotonic()))
+        end_processes([pipe[3] for pipe in self._every_pipe], max(1.0, deadline - time.monotonic()))
         if self._batch_renderer is not None:
             self._batch_renderer.close()
-

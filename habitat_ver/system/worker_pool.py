@@ -89,8 +89,10 @@ class EnvWorkerPool:
     """
 
     def __init__(
-        self, make_envs: Sequence[Callable[[], Any]],
-        describe: Callable[[int], str] = str, serial: bool = False,
+        self,
+        make_envs: Sequence[Callable[[], Any]],
+        describe: Callable[[int], str] = str,
+        serial: bool = False,
         hang_warning_s: float = DEFAULT_HANG_WARNING_S,
     ):
         self.num_envs = len(make_envs)
@@ -131,9 +133,16 @@ class EnvWorkerPool:
         for index, make in enumerate(make_envs):
             process = context.Process(
                 target=init_process,
-                args=(index, make, self._commands[index], self._reports, os.getpid(),
-                      self._hang_warning_s),
-                daemon=True, name=f"habitat_ver-env-{index}",
+                args=(
+                    index,
+                    make,
+                    self._commands[index],
+                    self._reports,
+                    os.getpid(),
+                    self._hang_warning_s,
+                ),
+                daemon=True,
+                name=f"habitat_ver-env-{index}",
             )
             process.start()
             self._processes.append(process)
@@ -149,7 +158,9 @@ class EnvWorkerPool:
         except queue.Empty:
             dead = [i for i, p in enumerate(self._processes) if not p.is_alive()]
             if dead:
-                self._fail(dead[0], f"its process exited with code {self._processes[dead[0]].exitcode}")
+                self._fail(
+                    dead[0], f"its process exited with code {self._processes[dead[0]].exitcode}"
+                )
             raise
         if report[0] == Report.FAILED:
             self._fail(report[1], report[2])
@@ -229,7 +240,10 @@ class EnvWorkerPool:
         self._command(ids_list, Command.STEP)
 
     def wait_ready(
-        self, max_batch: int, min_batch: int = 1, max_wait_s: float = 0.0,
+        self,
+        max_batch: int,
+        min_batch: int = 1,
+        max_wait_s: float = 0.0,
         timeout: Optional[float] = None,
     ) -> List[int]:
         """Ids with a new result: blocks for one, then takes what has arrived,
@@ -261,8 +275,12 @@ class EnvWorkerPool:
     def read(self, ids: Tensor) -> Any:
         """Copies of the observations, rewards, dones and info rows of ``ids``."""
         obs = {k: v[ids] for k, v in self.buffers.observations.items()}
-        return (obs, self.buffers.rewards[ids].clone(), self.buffers.dones[ids].clone(),
-                self.buffers.infos[ids].clone())
+        return (
+            obs,
+            self.buffers.rewards[ids].clone(),
+            self.buffers.dones[ids].clone(),
+            self.buffers.infos[ids].clone(),
+        )
 
     # -------------------------------------------------------------- shutdown
     def close(self) -> None:

@@ -74,7 +74,7 @@ def split_run_name(name: str) -> Tuple[str, str]:
     """``hab/tidy_house_nonav`` -> ``("tidy_house", "TP-SRL(NoNav)")``."""
     if name not in RUN_NAMES:
         raise ValueError(f"run name {name!r} is not a HAB evaluation; allowed: {list(RUN_NAMES)}")
-    stem = name[len("hab/"):]
+    stem = name[len("hab/") :]
     for suffix, method in sorted(METHODS.items(), key=lambda m: -len(m[0])):
         if suffix and stem.endswith(suffix):
             return stem[: -len(suffix)], method
@@ -88,9 +88,7 @@ def _percent(value: Optional[float]) -> str:
 def markdown_table(results: Dict[str, Dict[object, float]]) -> str:
     """One row per run: success (%) after each interaction, the full task,
     and the paper's numbers for that scenario and method."""
-    width = max(
-        (k for r in results.values() for k in r if k != FULL), default=0
-    )
+    width = max((k for r in results.values() for k in r if k != FULL), default=0)
     header = ["scenario", "method"] + [str(i) for i in range(1, width + 1)] + ["full task", "paper"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, stages in results.items():
@@ -117,15 +115,22 @@ def plot(results: Dict[str, Dict[object, float]], path: str) -> None:
     for ax, scenario in zip(axes[0], scenarios):
         runs = {n: r for n, r in results.items() if split_run_name(n)[0] == scenario}
         width = max(k for r in runs.values() for k in r if k != FULL)
-        x_of = lambda k: width + 1 if k == FULL else k  # noqa: E731
+        x_of = lambda k, width=width: width + 1 if k == FULL else k  # noqa: E731
         for index, (name, stages) in enumerate(runs.items()):
             method = split_run_name(name)[1]
             xs = [x_of(k) for k in stages]
-            line, = ax.plot(xs, [100 * v for v in stages.values()], marker="o", label=method)
+            (line,) = ax.plot(xs, [100 * v for v in stages.values()], marker="o", label=method)
             for k, v in PAPER_REFERENCE.get((scenario, method), {}).items():
-                ax.scatter([x_of(k)], [100 * v], marker="*", s=120, color=line.get_color(),
-                           edgecolors="black", zorder=3,
-                           label="paper" if index == 0 else None)
+                ax.scatter(
+                    [x_of(k)],
+                    [100 * v],
+                    marker="*",
+                    s=120,
+                    color=line.get_color(),
+                    edgecolors="black",
+                    zorder=3,
+                    label="paper" if index == 0 else None,
+                )
         ax.set_xticks(list(range(1, width + 2)))
         ax.set_xticklabels([str(i) for i in range(1, width + 1)] + ["full"])
         ax.set_ylim(0, 100)
@@ -154,14 +159,22 @@ def write_report(runs: Sequence[Tuple[str, str]], out_dir: str) -> Dict[str, Dic
 def _parse_run(text: str) -> Tuple[str, str]:
     name, sep, path = text.partition("=")
     if not sep:
-        raise argparse.ArgumentTypeError(f"--run {text!r}: expected NAME=LOG, e.g. hab/tidy_house=outputs/hab/tidy_house/eval.log")
+        raise argparse.ArgumentTypeError(
+            f"--run {text!r}: expected NAME=LOG, "
+            "e.g. hab/tidy_house=outputs/hab/tidy_house/eval.log"
+        )
     return name, path
 
 
 def main(argv: Optional[List[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", action="append", type=_parse_run, required=True,
-                        help="NAME=LOG: a hab/* config name and its evaluation log")
+    parser.add_argument(
+        "--run",
+        action="append",
+        type=_parse_run,
+        required=True,
+        help="NAME=LOG: a hab/* config name and its evaluation log",
+    )
     parser.add_argument("--out", default="outputs/hab/report", help="output folder")
     args = parser.parse_args(argv)
     results = write_report(args.run, args.out)

@@ -134,17 +134,19 @@ def sample_episodes(
             continue
         if min(sim.island_radius(start), sim.island_radius(goal)) < ISLAND_RADIUS_LIMIT:
             continue
-        episodes.append({
-            "episode_id": str(len(episodes)),
-            "scene_id": scene_id,
-            "start_position": start.tolist(),
-            "start_rotation": _yaw_quaternion(rng.uniform(0.0, 2.0 * np.pi)),
-            "goals": [{"position": goal.tolist(), "radius": GOAL_RADIUS}],
-            "info": {
-                "geodesic_distance": geodesic,
-                "euclidean_distance": float(np.linalg.norm(goal - start)),
-            },
-        })
+        episodes.append(
+            {
+                "episode_id": str(len(episodes)),
+                "scene_id": scene_id,
+                "start_position": start.tolist(),
+                "start_rotation": _yaw_quaternion(rng.uniform(0.0, 2.0 * np.pi)),
+                "goals": [{"position": goal.tolist(), "radius": GOAL_RADIUS}],
+                "info": {
+                    "geodesic_distance": geodesic,
+                    "euclidean_distance": float(np.linalg.norm(goal - start)),
+                },
+            }
+        )
     raise ValueError(
         f"{scene_id}: only {len(episodes)} of {num_episodes} episodes with a geodesic "
         f"distance in [{min_geodesic}, {max_geodesic}] m after {max_tries} samples; "
@@ -207,16 +209,25 @@ def make_dataset(
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=COMMAND, description=__doc__.split("\n\n")[0],
+        prog=COMMAND,
+        description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--stages-dir", default=DEFAULT_STAGES_DIR,
-                        help="folder holding the stages (default: %(default)s)")
-    parser.add_argument("--stage", action="append", dest="stages",
-                        help="stage file name or path, repeatable (default: simple_room.glb)")
+    parser.add_argument(
+        "--stages-dir",
+        default=DEFAULT_STAGES_DIR,
+        help="folder holding the stages (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--stage",
+        action="append",
+        dest="stages",
+        help="stage file name or path, repeatable (default: simple_room.glb)",
+    )
     parser.add_argument("--out", default=DEFAULT_OUT, help="data root (default: %(default)s)")
-    parser.add_argument("--name", default=None,
-                        help="dataset name (default: the stage names joined by '+')")
+    parser.add_argument(
+        "--name", default=None, help="dataset name (default: the stage names joined by '+')"
+    )
     parser.add_argument("--train-episodes", type=int, default=500)
     parser.add_argument("--val-episodes", type=int, default=50)
     parser.add_argument("--min-geodesic", type=float, default=1.0, help="metres")
@@ -233,26 +244,36 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     ]
     errors = [f"stage {s!r} not found" for s in stages if not os.path.isfile(s)]
     if not 0 < args.min_geodesic <= args.max_geodesic:
-        errors.append(f"--min-geodesic={args.min_geodesic} and --max-geodesic="
-                      f"{args.max_geodesic}: need 0 < min <= max")
+        errors.append(
+            f"--min-geodesic={args.min_geodesic} and --max-geodesic="
+            f"{args.max_geodesic}: need 0 < min <= max"
+        )
     if args.train_episodes < 1 or args.val_episodes < 1:
         errors.append("--train-episodes and --val-episodes must be >= 1")
     if errors:
-        print(f"{COMMAND}: error: {'; '.join(errors)} (habitat-sim's test stages are in "
-              "habitat-sim's data/test_assets/scenes; pass --stages-dir)", file=sys.stderr)
+        print(
+            f"{COMMAND}: error: {'; '.join(errors)} (habitat-sim's test stages are in "
+            "habitat-sim's data/test_assets/scenes; pass --stages-dir)",
+            file=sys.stderr,
+        )
         sys.exit(2)
     name = args.name or "+".join(os.path.splitext(os.path.basename(s))[0] for s in stages)
     try:
         paths = make_dataset(
-            stages, args.out, name,
+            stages,
+            args.out,
+            name,
             {"train": args.train_episodes, "val": args.val_episodes},
-            args.min_geodesic, args.max_geodesic,
+            args.min_geodesic,
+            args.max_geodesic,
         )
     except ValueError as error:
         print(f"{COMMAND}: error: {error}", file=sys.stderr)
         sys.exit(2)
-    print(f"wrote {paths['data_path']} (train {args.train_episodes}, val "
-          f"{args.val_episodes} episodes), stages in {paths['scenes_dir']}")
+    print(
+        f"wrote {paths['data_path']} (train {args.train_episodes}, val "
+        f"{args.val_episodes} episodes), stages in {paths['scenes_dir']}"
+    )
 
 
 if __name__ == "__main__":

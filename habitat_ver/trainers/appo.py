@@ -71,11 +71,16 @@ class AppoTrainer(DDPPOTrainer):
             return super()._init_envs(config, is_eval)
         config = self.config if config is None else config
         appo = config.habitat_baselines.rl.appo
-        self._use_env_workers(RolloutWorkerPool(
-            env_builders(config), appo.num_rollout_workers, appo.num_env_groups,
-            describe=lambda i: f"env index {i}, scenario {scenario_for(config, i)}",
-            serial=appo.serial, hang_warning_s=hang_warning_seconds(config),
-        ))
+        self._use_env_workers(
+            RolloutWorkerPool(
+                env_builders(config),
+                appo.num_rollout_workers,
+                appo.num_env_groups,
+                describe=lambda i: f"env index {i}, scenario {scenario_for(config, i)}",
+                serial=appo.serial,
+                hang_warning_s=hang_warning_seconds(config),
+            )
+        )
 
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:
         if self.config.habitat_baselines.rl.ddppo.force_distributed or self._is_distributed:
@@ -87,28 +92,44 @@ class AppoTrainer(DDPPOTrainer):
         policy = self._agent.actor_critic
         slots = appo.num_trajectory_slots or 2 * batch + n
         self._trajectories = TrajectoryBuffers.allocate(
-            slots, ppo.num_steps, self.envs.observation_space, self.envs.action_space,
+            slots,
+            ppo.num_steps,
+            self.envs.observation_space,
+            self.envs.action_space,
             (policy.num_recurrent_layers, policy.recurrent_hidden_size),
         )
         self._slots = SlotPool(slots)
         transform = functools.partial(
-            apply_obs_transforms_batch, obs_transforms=self.obs_transforms)
+            apply_obs_transforms_batch, obs_transforms=self.obs_transforms
+        )
         acting = copy.deepcopy(policy).eval().requires_grad_(False)
         self._policy_worker = PolicyWorker(
-            self.envs, acting, self._trajectories, self._slots, self.device, transform,
-            max_nonfinite_rewards=max_nonfinite_rewards(self.config))
+            self.envs,
+            acting,
+            self._trajectories,
+            self._slots,
+            self.device,
+            transform,
+            max_nonfinite_rewards=max_nonfinite_rewards(self.config),
+        )
         self.envs.close_hooks.append(self._policy_worker.stop)
         self._learner = AppoLearner(
-            policy, self._agent.updater.optimizer,
+            policy,
+            self._agent.updater.optimizer,
             AppoLearnerSettings(
-                clip_eps=ppo.clip_param, ppo_epoch=ppo.ppo_epoch,
-                num_mini_batch=ppo.num_mini_batch, value_loss_coef=ppo.value_loss_coef,
-                entropy_coef=float(ppo.entropy_coef), max_grad_norm=ppo.max_grad_norm,
-                gamma=ppo.gamma, vtrace_rho_clip=appo.vtrace_rho_clip,
+                clip_eps=ppo.clip_param,
+                ppo_epoch=ppo.ppo_epoch,
+                num_mini_batch=ppo.num_mini_batch,
+                value_loss_coef=ppo.value_loss_coef,
+                entropy_coef=float(ppo.entropy_coef),
+                max_grad_norm=ppo.max_grad_norm,
+                gamma=ppo.gamma,
+                vtrace_rho_clip=appo.vtrace_rho_clip,
                 vtrace_c_clip=appo.vtrace_c_clip,
                 normalize_advantage=ppo.use_normalized_advantage,
             ),
-            self.device, transform,
+            self.device,
+            transform,
         )
         self._batch_size = batch
 
@@ -151,16 +172,20 @@ class AppoTrainer(DDPPOTrainer):
         self._slots.give_back(slots)
         lag = (self.num_updates_done - batch["versions"]).float()
         losses = self._learner.learn(batch)
-        self._policy_worker.publish(self._agent.actor_critic.state_dict(),
-                                    self.num_updates_done + 1)
+        self._policy_worker.publish(
+            self._agent.actor_critic.state_dict(), self.num_updates_done + 1
+        )
         self._agent.after_update()
         mean_lag, max_lag = float(lag.mean()), float(lag.max())
         self.policy_lag.append((mean_lag, max_lag))
-        losses.update({
-            "policy_lag/mean": mean_lag, "policy_lag/max": max_lag,
-            "diag/dropped_trajectories": float(self._dropped),
-            "system/nonfinite_rewards": float(self._policy_worker.nonfinite_rewards.count),
-        })
+        losses.update(
+            {
+                "policy_lag/mean": mean_lag,
+                "policy_lag/max": max_lag,
+                "diag/dropped_trajectories": float(self._dropped),
+                "system/nonfinite_rewards": float(self._policy_worker.nonfinite_rewards.count),
+            }
+        )
         if (self.num_updates_done + 1) % self.config.habitat_baselines.log_interval == 0:
             logger.info(
                 f"appo update {self.num_updates_done + 1}: policy lag mean {mean_lag:.2f} "

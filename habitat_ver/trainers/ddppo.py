@@ -198,10 +198,7 @@ class DDPPOTrainer(PPOTrainer):
         window = self._ppo_cfg.reward_window_size
         for key, values in stats["window_episode_stats"].items():
             self.window_episode_stats[key] = deque(values, maxlen=window)
-        logger.info(
-            f"Resumed from step {self.num_steps_done} "
-            f"(update {self.num_updates_done})"
-        )
+        logger.info(f"Resumed from step {self.num_steps_done} (update {self.num_updates_done})")
 
     # ------------------------------------------------------------- the loop
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:
@@ -214,7 +211,8 @@ class DDPPOTrainer(PPOTrainer):
     def preemption_policy(self) -> str:
         """``habitat_baselines.distrib_preemption.policy``, "auto" resolved."""
         chosen = section_or_default(
-            self.config, "distrib_preemption", DistribPreemptionConfig).policy
+            self.config, "distrib_preemption", DistribPreemptionConfig
+        ).policy
         policy = self.DEFAULT_PREEMPTION if chosen == "auto" else chosen
         if policy not in self.SUPPORTED_PREEMPTION:
             raise ConfigError(

@@ -33,8 +33,12 @@ class CurveRecorder:
             and is left off the curve.
     """
 
-    def __init__(self, writer: Any, points: Dict[str, List[List[float]]],
-                 has_episodes: Callable[[], bool] = lambda: True):
+    def __init__(
+        self,
+        writer: Any,
+        points: Dict[str, List[List[float]]],
+        has_episodes: Callable[[], bool] = lambda: True,
+    ):
         self._writer = writer
         self.points = points
         self._has_episodes = has_episodes
@@ -84,8 +88,12 @@ def write_curve_png(points: Dict[str, List[List[float]]], path: str, title: str)
         axis.grid(True, alpha=0.3)
     panels[1].set_xlabel("environment steps")
     panels[0].set_title(title)
-    write_atomically(path, lambda out: figure.savefig(
-        out, format="png", dpi=100, metadata={METADATA_KEY: json.dumps(points)}))
+    write_atomically(
+        path,
+        lambda out: figure.savefig(
+            out, format="png", dpi=100, metadata={METADATA_KEY: json.dumps(points)}
+        ),
+    )
     return path
 
 

@@ -89,20 +89,28 @@ class VERTrainer(DDPPOTrainer):
         config = self.config if config is None else config
         makers = env_builders(config)
         first = makers[0][0]
-        self._use_env_workers(EnvWorkerPool(
-            [make for _, make in makers],
-            describe=lambda i: f"global index {first + i}, {scenario_for(config, first + i)}",
-            serial=self.serial_envs, hang_warning_s=hang_warning_seconds(config),
-        ))
+        self._use_env_workers(
+            EnvWorkerPool(
+                [make for _, make in makers],
+                describe=lambda i: f"global index {first + i}, {scenario_for(config, first + i)}",
+                serial=self.serial_envs,
+                hang_warning_s=hang_warning_seconds(config),
+            )
+        )
 
     def _create_agent(self, resume_state: Any, **kwargs: Any) -> Any:
         if self.envs.__class__ is not EnvWorkerPool:
             return super()._create_agent(resume_state, **kwargs)  # evaluation
         self._create_obs_transforms()
         return VERAgentAccessMgr(
-            config=self.config, env_spec=self._env_spec, is_distrib=self._is_distributed,
-            device=self.device, resume_state=resume_state, num_envs=self.envs.num_envs,
-            percent_done_fn=self.percent_done, **kwargs,
+            config=self.config,
+            env_spec=self._env_spec,
+            is_distrib=self._is_distributed,
+            device=self.device,
+            resume_state=resume_state,
+            num_envs=self.envs.num_envs,
+            percent_done_fn=self.percent_done,
+            **kwargs,
         )
 
     def _init_state(self) -> None:
@@ -112,8 +120,9 @@ class VERTrainer(DDPPOTrainer):
             n, policy.num_recurrent_layers, policy.recurrent_hidden_size, device=self.device
         )
         actions = self._agent.rollouts.buffers["actions"]
-        self._prev_actions = torch.zeros(n, *actions.shape[1:], dtype=actions.dtype,
-                                         device=self.device)
+        self._prev_actions = torch.zeros(
+            n, *actions.shape[1:], dtype=actions.dtype, device=self.device
+        )
 
     # ------------------------------------------------------------ collection
     def _wait_ready(self) -> List[int]:
@@ -139,14 +148,17 @@ class VERTrainer(DDPPOTrainer):
         self._held.extend(held)
         return fits
 
-    def _record_episodes(
-        self, ids: Tensor, rewards: Tensor, dones: Tensor, infos: Tensor
-    ) -> None:
+    def _record_episodes(self, ids: Tensor, rewards: Tensor, dones: Tensor, infos: Tensor) -> None:
         """Upstream's episode statistics: return, count and the info metrics
         of each episode's last step."""
         record_episode_stats(
-            self.running_episode_stats, self.current_episode_reward, ids, rewards, dones,
-            infos, self.envs.info_names,
+            self.running_episode_stats,
+            self.current_episode_reward,
+            ids,
+            rewards,
+            dones,
+            infos,
+            self.envs.info_names,
         )
 
     def _act(
@@ -176,10 +188,16 @@ class VERTrainer(DDPPOTrainer):
         with inference_mode():
             out = policy.act(batch, hidden, prev_actions, masks.to(self.device))
         rollouts.insert(
-            ids, observations=batch, recurrent_hidden_states=hidden,
-            prev_actions=prev_actions, masks=masks, actions=out.actions,
-            action_log_probs=out.action_log_probs, value_preds=out.values,
-            rewards=rewards.view(-1, 1), truncated=truncated,
+            ids,
+            observations=batch,
+            recurrent_hidden_states=hidden,
+            prev_actions=prev_actions,
+            masks=masks,
+            actions=out.actions,
+            action_log_probs=out.action_log_probs,
+            value_preds=out.values,
+            rewards=rewards.view(-1, 1),
+            truncated=truncated,
         )
         self._hidden[ids] = out.rnn_hidden_states
         self._prev_actions[ids] = out.actions
@@ -203,8 +221,7 @@ class VERTrainer(DDPPOTrainer):
         held, self._held = self._held, []
         admitted = self._admit(held, rollouts)
         if admitted:
-            self._act(torch.tensor(admitted, dtype=torch.long), rollouts=rollouts,
-                      policy=policy)
+            self._act(torch.tensor(admitted, dtype=torch.long), rollouts=rollouts, policy=policy)
 
     def _collect_rollout(self) -> int:
         """Collect until the rollout holds its T*N (NoVER: T per env) steps,
@@ -239,17 +256,21 @@ class VERTrainer(DDPPOTrainer):
         super()._init_preemption()  # "ddppo": upstream's sync_frac rule
         if self._is_distributed and self.preemption_policy() == "ver":
             self._ver_tracker = VERPreemptionTracker(
-                self.num_rollouts_done_store, torch.distributed.get_rank(),
-                torch.distributed.get_world_size(), self.envs.num_envs,
+                self.num_rollouts_done_store,
+                torch.distributed.get_rank(),
+                torch.distributed.get_world_size(),
+                self.envs.num_envs,
                 self._ppo_cfg.num_steps,
             )
 
     def _extra_resume_stats(self) -> Dict[str, Any]:
         tracker = self._ver_tracker
-        return dict(ver_preemption=dict(
-            last_learn_time=self._last_learn_time,
-            target=None if tracker is None else tracker.target,
-        ))
+        return dict(
+            ver_preemption=dict(
+                last_learn_time=self._last_learn_time,
+                target=None if tracker is None else tracker.target,
+            )
+        )
 
     def _restore_extra_stats(self, stats: Dict[str, Any]) -> None:
         saved = stats.get("ver_preemption") or {}
@@ -276,7 +297,8 @@ class VERTrainer(DDPPOTrainer):
             return self._ver_tracker.should_preempt(self.num_updates_done, new_steps)
         if self._rollout_tracker is not None:
             return self._rollout_tracker.should_preempt(
-                self.num_updates_done, rollouts.steps_collected,
+                self.num_updates_done,
+                rollouts.steps_collected,
                 rollouts.num_steps * rollouts.num_envs,
             )
         return False
@@ -292,11 +314,16 @@ class VERTrainer(DDPPOTrainer):
         stale = 0
         if not rollouts.rollout_done:
             stale = rollouts.fill_stale(self._agent.previous_rollouts)
-        self.rollout_stats.append(dict(
-            fresh=steps, stale=stale, collect_s=seconds, end_time=time.time(),
-            learn_s_before=self._last_learn_time,
-            target=None if self._ver_tracker is None else self._ver_tracker.target,
-        ))
+        self.rollout_stats.append(
+            dict(
+                fresh=steps,
+                stale=stale,
+                collect_s=seconds,
+                end_time=time.time(),
+                learn_s_before=self._last_learn_time,
+                target=None if self._ver_tracker is None else self._ver_tracker.target,
+            )
+        )
 
     # -------------------------------------------------------------- learning
     def _update_agent(self) -> Dict[str, float]:
@@ -323,7 +350,9 @@ class VERTrainer(DDPPOTrainer):
             last = self.rollout_stats[-1]
             # Averaged over ranks by the per-update all-reduce: the run's share.
             losses["stale_fraction"] = last["stale"] / (last["fresh"] + last["stale"])
-            losses["ver_preemption_steps"] = float(self._ver_tracker.plan_next(self.num_updates_done))
+            losses["ver_preemption_steps"] = float(
+                self._ver_tracker.plan_next(self.num_updates_done)
+            )
             if rank0_only() and self.num_updates_done >= 2:
                 self._ver_tracker.forget(self.num_updates_done - 2)
         return losses
@@ -342,8 +371,10 @@ class VERTrainer(DDPPOTrainer):
         policy = self._frozen_policy()
         stop, failure = threading.Event(), []
         thread = threading.Thread(
-            target=self._collect_until, args=(nxt, policy, stop, failure),
-            name="habitat_ver-overlap-collector", daemon=True,
+            target=self._collect_until,
+            args=(nxt, policy, stop, failure),
+            name="habitat_ver-overlap-collector",
+            daemon=True,
         )
         thread.start()
         try:
@@ -377,15 +408,16 @@ class VERTrainer(DDPPOTrainer):
             while not stop.is_set() and not rollouts.rollout_done:
                 try:
                     ready = self.envs.wait_ready(
-                        max_batch=n, min_batch=max(1, int(system.min_batch_fraction * n)),
-                        max_wait_s=system.max_wait_ms / 1000.0, timeout=0.05,
+                        max_batch=n,
+                        min_batch=max(1, int(system.min_batch_fraction * n)),
+                        max_wait_s=system.max_wait_ms / 1000.0,
+                        timeout=0.05,
                     )
                 except queue.Empty:
                     continue
                 ids = self._admit(ready, rollouts)
                 if ids:
-                    self._act(torch.tensor(ids, dtype=torch.long), rollouts=rollouts,
-                              policy=policy)
+                    self._act(torch.tensor(ids, dtype=torch.long), rollouts=rollouts, policy=policy)
         except BaseException as error:  # noqa: BLE001 - re-raised by the trainer
             failure.append(error)
         finally:

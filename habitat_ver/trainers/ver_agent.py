@@ -21,8 +21,13 @@ class VERAgentAccessMgr(SingleAgentAccessMgr):
     """``SingleAgentAccessMgr`` whose storage gets VER's options."""
 
     def _create_storage(
-        self, num_envs: int, env_spec: Any, actor_critic: Any,
-        policy_action_space: Any, config: Any, device: Any,
+        self,
+        num_envs: int,
+        env_spec: Any,
+        actor_critic: Any,
+        policy_action_space: Any,
+        config: Any,
+        device: Any,
     ) -> Any:
         baselines = config.habitat_baselines
         storage = baseline_registry.get_storage(baselines.rollout_storage_name)(
@@ -47,10 +52,12 @@ class VERAgentAccessMgr(SingleAgentAccessMgr):
         learning until :meth:`swap_rollouts`."""
         if self._spare is None:
             self._spare = self._create_storage(
-                num_envs=self._num_envs, env_spec=self._env_spec,
+                num_envs=self._num_envs,
+                env_spec=self._env_spec,
                 actor_critic=self._actor_critic,
                 policy_action_space=self._actor_critic.policy_action_space,
-                config=self._config, device=self._device,
+                config=self._config,
+                device=self._device,
             )
         self._spare.continue_from(self._rollouts)
         return self._spare

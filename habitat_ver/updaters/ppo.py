@@ -126,9 +126,17 @@ class PPOUpdater(PPO):
     ) -> None:
         """Upstream's signature; the learned coefficient is ours (see module doc)."""
         super().__init__(
-            actor_critic, clip_param, ppo_epoch, num_mini_batch,
-            value_loss_coef, entropy_coef, lr, eps, max_grad_norm,
-            use_clipped_value_loss, use_normalized_advantage,
+            actor_critic,
+            clip_param,
+            ppo_epoch,
+            num_mini_batch,
+            value_loss_coef,
+            entropy_coef,
+            lr,
+            eps,
+            max_grad_norm,
+            use_clipped_value_loss,
+            use_normalized_advantage,
             entropy_target_factor,
             use_adaptive_entropy_pen=False,  # never upstream's Gaussian-only one
         )
@@ -138,14 +146,15 @@ class PPOUpdater(PPO):
             )
 
     def _init_learned_entropy_coef(
-        self, init_alpha: float, target_factor: float,
-        lr: Optional[float], eps: Optional[float],
+        self,
+        init_alpha: float,
+        target_factor: float,
+        lr: Optional[float],
+        eps: Optional[float],
     ) -> None:
         """Replaces the fixed coefficient by a learned one (after the policy's
         optimiser exists, so ``log_alpha`` stays out of it)."""
-        target = entropy_target(
-            target_factor, action_dims(self.actor_critic.policy_action_space)
-        )
+        target = entropy_target(target_factor, action_dims(self.actor_critic.policy_action_space))
         self.entropy_coef = LearnedEntropyCoefficient(
             target=target,
             init_alpha=init_alpha,
@@ -180,9 +189,7 @@ class PPOUpdater(PPO):
             batch["actions"],
             batch.get("rnn_build_seq_info", None),
         )
-        losses = self._compute_losses(
-            batch, values.float(), action_log_probs, dist_entropy
-        )
+        losses = self._compute_losses(batch, values.float(), action_log_probs, dist_entropy)
         total_loss = self._total_loss(losses, aux_loss_res)
 
         total_loss = self.before_backward(total_loss)
@@ -194,8 +201,14 @@ class PPOUpdater(PPO):
 
         with inference_mode():
             self._record_metrics(
-                batch, epoch, rollouts, learner_metrics, losses,
-                total_loss, grad_norm, aux_loss_res,
+                batch,
+                epoch,
+                rollouts,
+                learner_metrics,
+                losses,
+                total_loss,
+                grad_norm,
+                aux_loss_res,
             )
 
     def _sample_weights_and_mask(
@@ -277,9 +290,7 @@ class PPOUpdater(PPO):
             )
         return value_loss(values, batch["returns"], weights, mask)
 
-    def _total_loss(
-        self, losses: PPOLosses, aux_loss_res: Dict[str, Dict[str, Tensor]]
-    ) -> Tensor:
+    def _total_loss(self, losses: PPOLosses, aux_loss_res: Dict[str, Dict[str, Tensor]]) -> Tensor:
         """Weighted sum of the terms, summed in upstream's order."""
         all_losses = [self.value_loss_coef * losses.value, losses.policy]
         if isinstance(self.entropy_coef, LearnedEntropyCoefficient):
@@ -305,8 +316,7 @@ class PPOUpdater(PPO):
         """Appends this minibatch's metrics; ``update`` averages them."""
 
         def record_min_mean_max(t: Tensor, prefix: str) -> None:
-            for name, op in (("min", torch.min), ("mean", torch.mean),
-                             ("max", torch.max)):
+            for name, op in (("min", torch.min), ("mean", torch.mean), ("max", torch.max)):
                 learner_metrics[f"{prefix}_{name}"].append(op(t))
 
         m = learner_metrics
@@ -337,8 +347,7 @@ class PPOUpdater(PPO):
             # Storages that stamp each step with the policy version that
             # acted (VER's) get the lag reported as upstream does.
             record_min_mean_max(
-                (rollouts.current_policy_version - batch["policy_version"])
-                .float(),
+                (rollouts.current_policy_version - batch["policy_version"]).float(),
                 "policy_version_difference",
             )
 

@@ -112,52 +112,83 @@ def test_action_dims_counts_one_per_discrete_part():
 
 # --------------------------------------------------------- PPOUpdater
 STEPS, ENVS = 4, 2
-OBS = spaces.Dict({
-    "depth": spaces.Box(0.0, 1.0, (32, 32, 1), np.float32),
-    "state": spaces.Box(-1.0, 1.0, (3,), np.float32),
-})
+OBS = spaces.Dict(
+    {
+        "depth": spaces.Box(0.0, 1.0, (32, 32, 1), np.float32),
+        "state": spaces.Box(-1.0, 1.0, (3,), np.float32),
+    }
+)
 
 
 def _obs(n, seed):
     g = torch.Generator().manual_seed(seed)
-    return {"depth": torch.rand(n, 32, 32, 1, generator=g),
-            "state": torch.rand(n, 3, generator=g)}
+    return {"depth": torch.rand(n, 32, 32, 1, generator=g), "state": torch.rand(n, 3, generator=g)}
 
 
 def _policy_and_storage():
     torch.manual_seed(0)
-    cfg = VERPolicyConfig(base_planes=8, ngroups=4, visual_embedding_size=8,
-                          prev_action_embedding_size=4)
+    cfg = VERPolicyConfig(
+        base_planes=8, ngroups=4, visual_embedding_size=8, prev_action_embedding_size=4
+    )
     policy = VERPolicy(OBS, spaces.Discrete(3), hidden_size=8, ver_config=cfg)
-    storage = LockstepRolloutStorage(STEPS, ENVS, OBS, policy.policy_action_space,
-                                     policy, is_double_buffered=False)
+    storage = LockstepRolloutStorage(
+        STEPS, ENVS, OBS, policy.policy_action_space, policy, is_double_buffered=False
+    )
     storage.insert_first_observations(_obs(ENVS, 0))
     for t in range(STEPS):
         cur = storage.buffers[t]
         with torch.no_grad():
-            out = policy.act(cur["observations"], cur["recurrent_hidden_states"],
-                             cur["prev_actions"], cur["masks"])
-        storage.insert(next_observations=_obs(ENVS, t + 1),
-                       next_recurrent_hidden_states=out.rnn_hidden_states,
-                       actions=out.actions, action_log_probs=out.action_log_probs,
-                       value_preds=out.values, rewards=torch.rand(ENVS, 1),
-                       next_masks=torch.tensor([[True], [t != 2]]))
+            out = policy.act(
+                cur["observations"],
+                cur["recurrent_hidden_states"],
+                cur["prev_actions"],
+                cur["masks"],
+            )
+        storage.insert(
+            next_observations=_obs(ENVS, t + 1),
+            next_recurrent_hidden_states=out.rnn_hidden_states,
+            actions=out.actions,
+            action_log_probs=out.action_log_probs,
+            value_preds=out.values,
+            rewards=torch.rand(ENVS, 1),
+            next_masks=torch.tensor([[True], [t != 2]]),
+        )
         storage.advance_rollout()
     storage.compute_returns(torch.zeros(ENVS, 1), True, 0.99, 0.95)
     return policy, storage
 
 
 def _updater(policy, adaptive, lr=0.05):
-    return PPOUpdater(policy, clip_param=0.2, ppo_epoch=2, num_mini_batch=2,
-                      value_loss_coef=0.5, entropy_coef=1e-3, lr=lr, eps=1e-5,
-                      max_grad_norm=0.5, use_normalized_advantage=False,
-                      entropy_target_factor=0.0, use_adaptive_entropy_pen=adaptive)
+    return PPOUpdater(
+        policy,
+        clip_param=0.2,
+        ppo_epoch=2,
+        num_mini_batch=2,
+        value_loss_coef=0.5,
+        entropy_coef=1e-3,
+        lr=lr,
+        eps=1e-5,
+        max_grad_norm=0.5,
+        use_normalized_advantage=False,
+        entropy_target_factor=0.0,
+        use_adaptive_entropy_pen=adaptive,
+    )
 
 
 def test_upstream_ppo_silently_keeps_a_fixed_coefficient_for_categorical():
     policy, _ = _policy_and_storage()
-    upstream = PPO(policy, 0.2, 1, 1, 0.5, 1e-3, lr=1e-3, eps=1e-5, max_grad_norm=0.5,
-                   use_adaptive_entropy_pen=True)
+    upstream = PPO(
+        policy,
+        0.2,
+        1,
+        1,
+        0.5,
+        1e-3,
+        lr=1e-3,
+        eps=1e-5,
+        max_grad_norm=0.5,
+        use_adaptive_entropy_pen=True,
+    )
     assert isinstance(upstream.entropy_coef, float)
 
 
@@ -185,13 +216,24 @@ def test_categorical_policy_learned_coefficient_through_ppo_updater():
 
 
 def test_gaussian_target_is_minus_factor_times_action_dims():
-    cfg = VERPolicyConfig(base_planes=8, ngroups=4, visual_embedding_size=8,
-                          prev_action_embedding_size=4)
+    cfg = VERPolicyConfig(
+        base_planes=8, ngroups=4, visual_embedding_size=8, prev_action_embedding_size=4
+    )
     actions = spaces.Dict({"arm": spaces.Box(-1, 1, (7,)), "base": spaces.Box(-1, 1, (2,))})
     policy = VERPolicy(OBS, actions, hidden_size=8, ver_config=cfg)
-    updater = PPOUpdater(policy, 0.2, 1, 1, 0.5, 1e-3, lr=1e-3, eps=1e-5,
-                         max_grad_norm=0.5, entropy_target_factor=0.5,
-                         use_adaptive_entropy_pen=True)
+    updater = PPOUpdater(
+        policy,
+        0.2,
+        1,
+        1,
+        0.5,
+        1e-3,
+        lr=1e-3,
+        eps=1e-5,
+        max_grad_norm=0.5,
+        entropy_target_factor=0.5,
+        use_adaptive_entropy_pen=True,
+    )
     assert updater.entropy_coef.target == -4.5  # -0.5 x 9 dims
 
 

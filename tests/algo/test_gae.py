@@ -38,9 +38,7 @@ def test_gae_hand_computed_with_episode_end():
     expected_adv = torch.tensor([[1.25, -0.5625], [1.0, -0.25], [3.0, 1.0]])
     torch.testing.assert_close(adv, expected_adv)
     torch.testing.assert_close(ret, expected_adv + values)
-    torch.testing.assert_close(
-        ret, torch.tensor([[1.75, 0.4375], [2.0, 0.75], [5.0, 2.0]])
-    )
+    torch.testing.assert_close(ret, torch.tensor([[1.75, 0.4375], [2.0, 0.75], [5.0, 2.0]]))
 
 
 def test_discounted_returns_hand_computed_with_episode_end():
@@ -49,9 +47,7 @@ def test_discounted_returns_hand_computed_with_episode_end():
     # env 1: R2 = 1 + 0.5*2 = 2;  R1 = 0 + 0.5*2 = 1;      R0 = 0 + 0.5*1 = 0.5
     rewards, _, dones, bootstrap = _hand_example()
     ret = compute_discounted_returns(rewards, dones, bootstrap, 0.5)
-    torch.testing.assert_close(
-        ret, torch.tensor([[2.0, 0.5], [2.0, 1.0], [5.0, 2.0]])
-    )
+    torch.testing.assert_close(ret, torch.tensor([[2.0, 0.5], [2.0, 1.0], [5.0, 2.0]]))
 
 
 def _random_rollout(seed, T=7, N=5, trailing=()):
@@ -73,9 +69,7 @@ def _reference_gae(rewards, values, dones, bootstrap, gamma, lam):
         next_v = float(bootstrap[n])
         for t in reversed(range(T)):
             cont = 0.0 if bool(dones[t, n]) else 1.0
-            delta = float(rewards[t, n]) + gamma * next_v * cont - float(
-                values[t, n]
-            )
+            delta = float(rewards[t, n]) + gamma * next_v * cont - float(values[t, n])
             running = delta + gamma * lam * cont * running
             adv[t][n] = running
             next_v = float(values[t, n])
@@ -127,8 +121,12 @@ def test_trailing_dims_match_flat_computation():
     rewards, values, dones, bootstrap = _random_rollout(4, trailing=(1,))
     adv, ret = compute_gae(rewards, values, dones, bootstrap, 0.99, 0.95)
     flat_adv, flat_ret = compute_gae(
-        rewards[..., 0], values[..., 0], dones[..., 0], bootstrap[..., 0],
-        0.99, 0.95,
+        rewards[..., 0],
+        values[..., 0],
+        dones[..., 0],
+        bootstrap[..., 0],
+        0.99,
+        0.95,
     )
     torch.testing.assert_close(adv[..., 0], flat_adv, rtol=0, atol=0)
     torch.testing.assert_close(ret[..., 0], flat_ret, rtol=0, atol=0)
@@ -180,9 +178,7 @@ def test_rejects_mismatched_shapes():
     with pytest.raises(ValueError, match="dones shape"):
         compute_discounted_returns(rewards, dones[:-1], bootstrap, 0.99)
     with pytest.raises(ValueError, match="time-major"):
-        compute_discounted_returns(
-            rewards[0], dones[0], bootstrap, 0.99
-        )
+        compute_discounted_returns(rewards[0], dones[0], bootstrap, 0.99)
 
 
 def test_time_limit_truncation_bootstraps_from_the_value_after_the_cut():
@@ -199,18 +195,34 @@ def test_time_limit_truncation_bootstraps_from_the_value_after_the_cut():
     truncated[1, 0] = True
     after_cut = torch.full_like(values, float("nan"))  # read only where truncated
     after_cut[1, 0] = 6.0
-    adv, ret = compute_gae(rewards, values, dones, bootstrap, 0.5, 0.5,
-                           truncated=truncated, truncation_values=after_cut)
+    adv, ret = compute_gae(
+        rewards,
+        values,
+        dones,
+        bootstrap,
+        0.5,
+        0.5,
+        truncated=truncated,
+        truncation_values=after_cut,
+    )
     torch.testing.assert_close(adv, torch.tensor([[2.0, -0.5625], [4.0, -0.25], [3.0, 1.0]]))
     torch.testing.assert_close(ret, torch.tensor([[2.5, 0.4375], [5.0, 0.75], [5.0, 2.0]]))
-    ret = compute_discounted_returns(rewards, dones, bootstrap, 0.5, truncated=truncated,
-                                     truncation_values=after_cut)
+    ret = compute_discounted_returns(
+        rewards, dones, bootstrap, 0.5, truncated=truncated, truncation_values=after_cut
+    )
     torch.testing.assert_close(ret, torch.tensor([[3.5, 0.5], [5.0, 1.0], [5.0, 2.0]]))
     # Sequences back to back give the same numbers (env 0 then env 1).
     adv_seq, _ = compute_gae_sequences(
-        rewards.t().reshape(6, 1), values.t().reshape(6, 1), dones.t().reshape(6, 1),
-        bootstrap.view(2, 1), torch.tensor([3, 3]), 0.5, 0.5,
-        truncated=truncated.t().reshape(6, 1), truncation_values=after_cut.t().reshape(6, 1))
+        rewards.t().reshape(6, 1),
+        values.t().reshape(6, 1),
+        dones.t().reshape(6, 1),
+        bootstrap.view(2, 1),
+        torch.tensor([3, 3]),
+        0.5,
+        0.5,
+        truncated=truncated.t().reshape(6, 1),
+        truncation_values=after_cut.t().reshape(6, 1),
+    )
     torch.testing.assert_close(adv_seq.view(2, 3).t(), adv)
 
 
@@ -223,8 +235,9 @@ def test_a_cut_valued_at_the_next_state_is_a_td0_step_across(seed):
     cut = dones.clone()
     cut[2] = True
     after = torch.cat([values[1:], bootstrap[None]], 0)
-    adv_cut, _ = compute_gae(rewards, values, cut, bootstrap, 0.9, 0.0,
-                             truncated=cut, truncation_values=after)
+    adv_cut, _ = compute_gae(
+        rewards, values, cut, bootstrap, 0.9, 0.0, truncated=cut, truncation_values=after
+    )
     adv, _ = compute_gae(rewards, values, dones, bootstrap, 0.9, 0.0)
     torch.testing.assert_close(adv_cut, adv)
 
@@ -234,10 +247,26 @@ def test_truncation_errors_are_named():
     truncated = torch.zeros_like(dones)
     truncated[0, 0] = True  # not done there
     with pytest.raises(ValueError, match="truncated must imply dones"):
-        compute_gae(rewards, values, dones, bootstrap, 0.5, 0.5, truncated=truncated,
-                    truncation_values=values)
+        compute_gae(
+            rewards,
+            values,
+            dones,
+            bootstrap,
+            0.5,
+            0.5,
+            truncated=truncated,
+            truncation_values=values,
+        )
     with pytest.raises(ValueError, match="needs truncation_values"):
         compute_gae(rewards, values, dones, bootstrap, 0.5, 0.5, truncated=dones)
     with pytest.raises(TypeError, match="bool"):
-        compute_gae(rewards, values, dones, bootstrap, 0.5, 0.5, truncated=dones.float(),
-                    truncation_values=values)
+        compute_gae(
+            rewards,
+            values,
+            dones,
+            bootstrap,
+            0.5,
+            0.5,
+            truncated=dones.float(),
+            truncation_values=values,
+        )

@@ -12,21 +12,26 @@ def test_hand_computed():
     # S = 2 + 4 + 6 = 12, N = 3, uniform count S / N = 4:
     # raw weights 4/2 = 2, 4/4 = 1, 4/6 = 0.6667; truncated at 1 and at 3.
     counts = torch.tensor([2, 4, 6])
-    torch.testing.assert_close(truncated_importance_weights(counts),
-                               torch.tensor([1.0, 1.0, 4 / 6]))
-    torch.testing.assert_close(truncated_importance_weights(counts, 3.0),
-                               torch.tensor([2.0, 1.0, 4 / 6]))
+    torch.testing.assert_close(
+        truncated_importance_weights(counts), torch.tensor([1.0, 1.0, 4 / 6])
+    )
+    torch.testing.assert_close(
+        truncated_importance_weights(counts, 3.0), torch.tensor([2.0, 1.0, 4 / 6])
+    )
 
 
 def test_env_without_steps_gets_the_cap():
     # S = 8, N = 2: env 0 has 8/2/8 = 0.5, env 1 none -> +inf -> cap.
-    torch.testing.assert_close(truncated_importance_weights(torch.tensor([8, 0]), 1.0),
-                               torch.tensor([0.5, 1.0]))
+    torch.testing.assert_close(
+        truncated_importance_weights(torch.tensor([8, 0]), 1.0), torch.tensor([0.5, 1.0])
+    )
 
 
 @settings(max_examples=100, deadline=None)
-@given(counts=st.lists(st.integers(0, 50), min_size=1, max_size=8).filter(lambda c: sum(c) > 0),
-       cap=st.sampled_from([0.5, 1.0, 2.0]))
+@given(
+    counts=st.lists(st.integers(0, 50), min_size=1, max_size=8).filter(lambda c: sum(c) > 0),
+    cap=st.sampled_from([0.5, 1.0, 2.0]),
+)
 def test_properties(counts, cap):
     w = truncated_importance_weights(torch.tensor(counts), cap)
     s, n = sum(counts), len(counts)

@@ -40,18 +40,14 @@ def test_clipped_surrogate_hand_computed():
     torch.testing.assert_close(out.clip_fraction, torch.tensor(2.0 / 3.0))
     torch.testing.assert_close(out.ratio, torch.tensor([[1.5], [0.5], [1.1]]))
     out.loss.backward()
-    torch.testing.assert_close(
-        log_probs.grad, torch.tensor([[0.0], [0.0], [-1.1 / 3.0]])
-    )
+    torch.testing.assert_close(log_probs.grad, torch.tensor([[0.0], [0.0], [-1.1 / 3.0]]))
 
 
 def test_clipped_surrogate_weighted_hand_computed():
     # weights 0.5, 1, 1: (0.5*-2.4 + 0.8 - 1.1) / 3 = -1.5 / 3 = -0.5
     log_probs, behaviour, advantages = _policy_example()
     weights = torch.tensor([[0.5], [1.0], [1.0]])
-    out = clipped_surrogate_loss(
-        log_probs, behaviour, advantages, EPS, weights=weights
-    )
+    out = clipped_surrogate_loss(log_probs, behaviour, advantages, EPS, weights=weights)
     torch.testing.assert_close(out.loss, torch.tensor(-0.5))
 
 
@@ -59,9 +55,7 @@ def test_clipped_surrogate_masked_hand_computed():
     # mask out i2: (-2.4 + 0.8) / 2 = -0.8; clip fraction 2/2 = 1.
     log_probs, behaviour, advantages = _policy_example()
     mask = torch.tensor([[True], [True], [False]])
-    out = clipped_surrogate_loss(
-        log_probs, behaviour, advantages, EPS, mask=mask
-    )
+    out = clipped_surrogate_loss(log_probs, behaviour, advantages, EPS, mask=mask)
     torch.testing.assert_close(out.loss, torch.tensor(-0.8))
     torch.testing.assert_close(out.clip_fraction, torch.tensor(1.0))
 
@@ -80,9 +74,7 @@ def test_value_loss_hand_computed():
     loss = value_loss(values, returns)
     torch.testing.assert_close(loss, torch.tensor(1.375))
     loss.backward()
-    torch.testing.assert_close(
-        values.grad, torch.tensor([[-0.25], [0.0], [0.75], [0.25]])
-    )
+    torch.testing.assert_close(values.grad, torch.tensor([[-0.25], [0.0], [0.75], [0.25]]))
 
 
 def test_clipped_value_loss_hand_computed():
@@ -98,9 +90,7 @@ def test_clipped_value_loss_hand_computed():
     loss = clipped_value_loss(values, old_values, returns, EPS)
     torch.testing.assert_close(loss, torch.tensor(1.4725))
     loss.backward()
-    torch.testing.assert_close(
-        values.grad, torch.tensor([[0.0], [0.0], [0.75], [0.25]])
-    )
+    torch.testing.assert_close(values.grad, torch.tensor([[0.0], [0.0], [0.75], [0.25]]))
 
 
 def test_gated_clipped_value_loss_hand_computed():
@@ -114,9 +104,7 @@ def test_gated_clipped_value_loss_hand_computed():
     loss = gated_clipped_value_loss(values, old_values, returns, EPS)
     torch.testing.assert_close(loss, torch.tensor(0.9525))
     loss.backward()
-    torch.testing.assert_close(
-        values.grad, torch.tensor([[0.0], [0.0], [0.0], [0.25]])
-    )
+    torch.testing.assert_close(values.grad, torch.tensor([[0.0], [0.0], [0.0], [0.25]]))
 
 
 def test_approx_kl_hand_computed():
@@ -157,12 +145,8 @@ def _all_losses(d, mask=None, weights=None):
     outs = [
         pol.loss,
         value_loss(v, d["returns"], weights=weights, mask=mask),
-        clipped_value_loss(
-            v, d["old_values"], d["returns"], EPS, weights=weights, mask=mask
-        ),
-        gated_clipped_value_loss(
-            v, d["old_values"], d["returns"], EPS, weights=weights, mask=mask
-        ),
+        clipped_value_loss(v, d["old_values"], d["returns"], EPS, weights=weights, mask=mask),
+        gated_clipped_value_loss(v, d["old_values"], d["returns"], EPS, weights=weights, mask=mask),
     ]
     grads = []
     for out in outs:

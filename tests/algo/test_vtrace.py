@@ -44,12 +44,22 @@ def test_time_limit_truncation_bootstraps_from_the_value_after_the_cut():
     rewards, values, dones, boot = _hand_example()
     after_cut = torch.tensor([[float("nan")], [6.0], [float("nan")]])
     logp = torch.log(torch.full((3, 1), 0.3))
-    out = vtrace(logp, logp, rewards, values, dones, boot, gamma=0.5,
-                 truncated=dones.clone(), truncation_values=after_cut)
+    out = vtrace(
+        logp,
+        logp,
+        rewards,
+        values,
+        dones,
+        boot,
+        gamma=0.5,
+        truncated=dones.clone(),
+        truncation_values=after_cut,
+    )
     torch.testing.assert_close(out.vs, torch.tensor([[3.5], [5.0], [5.0]]))
     torch.testing.assert_close(out.pg_advantages, torch.tensor([[3.0], [4.0], [3.0]]))
-    adv, ret = compute_gae(rewards, values, dones, boot, 0.5, 1.0,
-                           truncated=dones.clone(), truncation_values=after_cut)
+    adv, ret = compute_gae(
+        rewards, values, dones, boot, 0.5, 1.0, truncated=dones.clone(), truncation_values=after_cut
+    )
     torch.testing.assert_close(out.vs, ret)
     torch.testing.assert_close(out.pg_advantages, adv)
 
@@ -89,7 +99,9 @@ def _loop_reference(mu, pi, r, v, d, boot, gamma, rho_bar, c_bar):
             total, trace = v[s][n], 1.0
             for t in range(s, T):
                 nd = 0.0 if d[t][n] else 1.0
-                delta = min(rho_bar, ratio(t, n)) * (r[t][n] + gamma * nd * value(t + 1, n) - v[t][n])
+                delta = min(rho_bar, ratio(t, n)) * (
+                    r[t][n] + gamma * nd * value(t + 1, n) - v[t][n]
+                )
                 total += gamma ** (t - s) * trace * delta
                 if d[t][n]:
                     break
@@ -105,9 +117,12 @@ def _loop_reference(mu, pi, r, v, d, boot, gamma, rho_bar, c_bar):
 
 @settings(max_examples=50, deadline=None)
 @given(
-    t=st.integers(1, 7), n=st.integers(1, 4), seed=st.integers(0, 2**16),
+    t=st.integers(1, 7),
+    n=st.integers(1, 4),
+    seed=st.integers(0, 2**16),
     gamma=st.sampled_from([0.0, 0.5, 0.99, 1.0]),
-    rho_bar=st.sampled_from([0.5, 1.0, 2.0]), c_bar=st.sampled_from([0.5, 1.0, 2.0]),
+    rho_bar=st.sampled_from([0.5, 1.0, 2.0]),
+    c_bar=st.sampled_from([0.5, 1.0, 2.0]),
 )
 def test_matches_loop_reference_on_random_data(t, n, seed, gamma, rho_bar, c_bar):
     g = torch.Generator().manual_seed(seed)
@@ -118,8 +133,17 @@ def test_matches_loop_reference_on_random_data(t, n, seed, gamma, rho_bar, c_bar
     d = torch.rand(t, n, generator=g) < 0.3
     boot = torch.randn(n, generator=g, dtype=torch.float64)
     out = vtrace(mu, pi, r, v, d, boot, gamma, rho_bar, c_bar)
-    ref_vs, ref_adv = _loop_reference(mu.tolist(), pi.tolist(), r.tolist(), v.tolist(),
-                                      d.tolist(), boot.tolist(), gamma, rho_bar, c_bar)
+    ref_vs, ref_adv = _loop_reference(
+        mu.tolist(),
+        pi.tolist(),
+        r.tolist(),
+        v.tolist(),
+        d.tolist(),
+        boot.tolist(),
+        gamma,
+        rho_bar,
+        c_bar,
+    )
     torch.testing.assert_close(out.vs, ref_vs)
     torch.testing.assert_close(out.pg_advantages, ref_adv)
     # Equal policies, rho_bar = c_bar = 1: GAE(lambda = 1).
@@ -165,8 +189,9 @@ def test_rho_c_one_matches_loop_reference_with_episode_ends_mid_trajectory():
     ratios = torch.exp(pi - mu)
     assert (ratios > 1).any() and (ratios < 1).any()
     out = vtrace(mu, pi, r, v, d, boot, 0.9, 1.0, 1.0)
-    ref_vs, ref_adv = _loop_reference(mu.tolist(), pi.tolist(), r.tolist(), v.tolist(),
-                                      d.tolist(), boot.tolist(), 0.9, 1.0, 1.0)
+    ref_vs, ref_adv = _loop_reference(
+        mu.tolist(), pi.tolist(), r.tolist(), v.tolist(), d.tolist(), boot.tolist(), 0.9, 1.0, 1.0
+    )
     torch.testing.assert_close(out.vs, ref_vs)
     torch.testing.assert_close(out.pg_advantages, ref_adv)
     # An episode end cuts the trace: v_s at the step that ended the episode

@@ -1,6 +1,7 @@
 """Atomic writes, safe loads, corrupt-file fallback, upstream-format files."""
 
 import os
+import pickle
 
 import pytest
 import torch
@@ -21,9 +22,11 @@ from habitat_ver.common.checkpoint import (
 
 def _state(step: int):
     config = OmegaConf.create({"habitat_baselines": {"num_environments": 4}})
-    return {"state_dict": {"w": torch.full((3,), float(step)),
-                           "pattern": _PATTERN + step},
-            "config": config_to_plain(config), "step": step}
+    return {
+        "state_dict": {"w": torch.full((3,), float(step)), "pattern": _PATTERN + step},
+        "config": config_to_plain(config),
+        "step": step,
+    }
 
 
 # Distinctive tensor data, found again in the file's bytes to flip one bit.
@@ -82,7 +85,7 @@ def test_upstream_format_with_structured_config_loads(tmp_path):
     config = OmegaConf.structured(HabitatConfig)
     path = tmp_path / "upstream.pth"
     torch.save({"state_dict": {"w": torch.ones(2)}, "config": config}, str(path))
-    with pytest.raises(Exception):
+    with pytest.raises(pickle.UnpicklingError):
         torch.load(str(path), weights_only=True)
     loaded = load_checkpoint_file(str(path))
     assert loaded["config"].seed == config.seed

@@ -9,14 +9,28 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STAGE_CANDIDATES = [
-    os.path.join(REPO, "..", "shared", "habitat-sim", "data", "test_assets", "scenes", "simple_room.glb"),
-    os.path.join(REPO, "..", "..", "shared", "habitat-sim", "data", "test_assets", "scenes", "simple_room.glb"),
+    os.path.join(
+        REPO, "..", "shared", "habitat-sim", "data", "test_assets", "scenes", "simple_room.glb"
+    ),
+    os.path.join(
+        REPO,
+        "..",
+        "..",
+        "shared",
+        "habitat-sim",
+        "data",
+        "test_assets",
+        "scenes",
+        "simple_room.glb",
+    ),
 ]
 STAGE = next((os.path.abspath(p) for p in STAGE_CANDIDATES if os.path.exists(p)), None)
 
 
 @pytest.mark.sim
-@pytest.mark.skipif(STAGE is None, reason="habitat-sim's test assets (../shared/habitat-sim/data) not found")
+@pytest.mark.skipif(
+    STAGE is None, reason="habitat-sim's test assets (../shared/habitat-sim/data) not found"
+)
 def test_depth_renders_after_habitat_baselines_import():
     # Without habitat_ver.compat.llvm_order the first GL context aborts the
     # process: "LLVM ERROR: Option 'default' already exists!" (rc -6).
@@ -26,7 +40,8 @@ def test_depth_renders_after_habitat_baselines_import():
         backend.scene_id = {STAGE!r}
         backend.gpu_device_id = -1
         spec = habitat_sim.CameraSensorSpec()
-        spec.uuid, spec.sensor_type, spec.resolution = "depth", habitat_sim.SensorType.DEPTH, [32, 32]
+        spec.uuid, spec.sensor_type = "depth", habitat_sim.SensorType.DEPTH
+        spec.resolution = [32, 32]
         spec.position = [0.0, 1.5, 0.0]
         agent = habitat_sim.agent.AgentConfiguration()
         agent.sensor_specifications = [spec]
@@ -36,6 +51,6 @@ def test_depth_renders_after_habitat_baselines_import():
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    line = [l for l in done.stdout.splitlines() if l.startswith("DEPTH")][0]
+    line = [ln for ln in done.stdout.splitlines() if ln.startswith("DEPTH")][0]
     shape, nonzero = line.split(")")
     assert shape == "DEPTH (32, 32" and int(nonzero) > 0

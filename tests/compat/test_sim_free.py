@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-import habitat_ver
 from habitat_ver.compat import sim_free
 
 SIM_FREE_FILE = Path(sim_free.__file__)
@@ -24,7 +23,10 @@ def _run(code: str, extra_path: str = "", force: bool = False) -> subprocess.Com
         env["PYTHONPATH"] = extra_path + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True, text=True, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
 
 
@@ -89,8 +91,12 @@ def test_stand_ins_let_rearrange_and_hrl_modules_import():
 
 
 def test_importing_habitat_first_is_refused_with_advice():
-    out = _run(LOAD_MODULE_ONLY.replace("import importlib.util, sys",
-                                        "import importlib.util, sys; sys.modules['habitat'] = object()"),
-               force=True)
+    out = _run(
+        LOAD_MODULE_ONLY.replace(
+            "import importlib.util, sys",
+            "import importlib.util, sys; sys.modules['habitat'] = object()",
+        ),
+        force=True,
+    )
     assert out.returncode != 0
     assert "import habitat_ver" in out.stderr

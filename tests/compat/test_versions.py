@@ -28,26 +28,32 @@ def _pyproject_requirements():
 def test_pyproject_ranges_equal_the_import_check(python):
     env = {"python_version": python}
     for name in versions.CHECKED_DISTRIBUTIONS:
-        active = [r for r in _pyproject_requirements()
-                  if r.name == name and (r.marker is None or r.marker.evaluate(env))]
+        active = [
+            r
+            for r in _pyproject_requirements()
+            if r.name == name and (r.marker is None or r.marker.evaluate(env))
+        ]
         assert len(active) == 1, (name, python)
         expected = versions.supported_range(tuple(int(p) for p in python.split(".")))
         assert str(active[0].specifier) == str(type(active[0].specifier)(expected))
 
 
-@pytest.mark.parametrize("version, before_311, on_311", [
-    ("0.3.3", True, True),             # a v0.3.3 source checkout
-    ("0.3.320260507", True, True),     # the newest nightly
-    ("0.3.320250127", True, True),
-    ("0.3.2", True, False),            # a v0.3.2 checkout: no 3.11 support
-    ("0.3.220241205", True, False),
-    ("0.3.220241031", True, False),
-    ("0.3.20231024", False, False),    # a 0.3.0 nightly, sorts above 0.3.3
-    ("0.3.1", False, False),
-    ("0.2.5", False, False),
-    ("0.2.520230802", False, False),
-    ("0.4.0", False, False),
-])
+@pytest.mark.parametrize(
+    "version, before_311, on_311",
+    [
+        ("0.3.3", True, True),  # a v0.3.3 source checkout
+        ("0.3.320260507", True, True),  # the newest nightly
+        ("0.3.320250127", True, True),
+        ("0.3.2", True, False),  # a v0.3.2 checkout: no 3.11 support
+        ("0.3.220241205", True, False),
+        ("0.3.220241031", True, False),
+        ("0.3.20231024", False, False),  # a 0.3.0 nightly, sorts above 0.3.3
+        ("0.3.1", False, False),
+        ("0.2.5", False, False),
+        ("0.2.520230802", False, False),
+        ("0.4.0", False, False),
+    ],
+)
 def test_supported_set(version, before_311, on_311):
     from packaging.specifiers import SpecifierSet
 
@@ -89,8 +95,14 @@ def test_import_habitat_ver_fails_first_with_an_old_habitat_lab(tmp_path):
             print("habitat imported:", "habitat" in sys.modules)
     """)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, cwd=tmp_path, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     first, second = done.stdout.strip().splitlines()[-2:]
     assert first.startswith("UnsupportedHabitatError | ")

@@ -11,9 +11,14 @@ from habitat_ver.config.compose import config_names, get_config
 
 def test_tree_has_the_documented_configs():
     names = set(config_names())
-    assert {"gym/ddppo_cartpole", "doom/ddppo_my_way_home", "gym/ver_cartpole",
-            "doom/ver_my_way_home", "doom/ddppo_mixed_stragglers",
-            "rearrange/ddppo_pick"} <= names
+    assert {
+        "gym/ddppo_cartpole",
+        "doom/ddppo_my_way_home",
+        "gym/ver_cartpole",
+        "doom/ver_my_way_home",
+        "doom/ddppo_mixed_stragglers",
+        "rearrange/ddppo_pick",
+    } <= names
 
 
 @pytest.mark.parametrize("name", config_names())
@@ -41,12 +46,20 @@ def test_missing_pointnav_dataset_names_the_generator(tmp_path, evaluate, split)
     from habitat_ver.config.validate import ConfigError, validate_pointnav_dataset
 
     data_path = tmp_path / "v1" / "{split}" / "{split}.json.gz"
-    config = get_config("pointnav/ddppo_simple_room", [
-        f"habitat.dataset.data_path='{data_path}'", f"habitat_baselines.evaluate={evaluate}",
-    ])
+    config = get_config(
+        "pointnav/ddppo_simple_room",
+        [
+            f"habitat.dataset.data_path='{data_path}'",
+            f"habitat_baselines.evaluate={evaluate}",
+        ],
+    )
     missing = str(data_path).format(split=split)
-    with pytest.raises(ConfigError, match=r"habitat.dataset.data_path='"
-                       + re.escape(missing) + r"'.*python -m habitat_ver.tools.make_pointnav_dataset"):
+    with pytest.raises(
+        ConfigError,
+        match=r"habitat.dataset.data_path='"
+        + re.escape(missing)
+        + r"'.*python -m habitat_ver.tools.make_pointnav_dataset",
+    ):
         validate_pointnav_dataset(config)
     (tmp_path / "v1" / split).mkdir(parents=True)
     open(missing, "w").close()

@@ -33,15 +33,19 @@ def test_defaults_are_valid_as_dataclass_and_dictconfig():
 
 
 def test_a_valid_heterogeneous_setting_passes():
-    validate_embedded_env(_section(**{
-        "scenarios": ["habitat_ver/DoomMyWayHome-v0", "CartPole-v1"],
-        "straggler.enabled": True,
-        "straggler.speed_factor_min": 2.0,
-        "straggler.speed_factor_max": 2.0,
-        "straggler.long_step_prob": 1.0,
-        "straggler.jitter": 0.0,
-        "straggler.slow_env_indices": [0, 3],
-    }))
+    validate_embedded_env(
+        _section(
+            **{
+                "scenarios": ["habitat_ver/DoomMyWayHome-v0", "CartPole-v1"],
+                "straggler.enabled": True,
+                "straggler.speed_factor_min": 2.0,
+                "straggler.speed_factor_max": 2.0,
+                "straggler.long_step_prob": 1.0,
+                "straggler.jitter": 0.0,
+                "straggler.slow_env_indices": [0, 3],
+            }
+        )
+    )
 
 
 # message: a regex of the text after "<key>=": the value, then what is allowed.
@@ -75,7 +79,8 @@ def test_validate_runs_it_on_a_run_config():
     from habitat_ver.config.compose import get_config
     from habitat_ver.config.validate import validate
 
-    config = get_config("gym/ddppo_cartpole",
-                        ["habitat_baselines.embedded_env.straggler.long_step_prob=2.0"])
+    config = get_config(
+        "gym/ddppo_cartpole", ["habitat_baselines.embedded_env.straggler.long_step_prob=2.0"]
+    )
     with pytest.raises(ConfigError, match="long_step_prob=2.0"):
         validate(config)

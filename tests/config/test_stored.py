@@ -10,14 +10,18 @@ FACTORY = "habitat_ver.envs.factory.VerVectorEnvFactory"
 
 
 def _current():
-    return OmegaConf.create({
-        "habitat": {"env_task_gym_dependencies": ["habitat_ver.envs"]},
-        "habitat_baselines": {
-            "vector_env_factory": {"_target_": FACTORY},
-            "evaluator": {"_target_": "habitat_baselines.rl.ppo.habitat_evaluator.HabitatEvaluator"},
-            "rl": {"ppo": {"lr": 1e-3}},
-        },
-    })
+    return OmegaConf.create(
+        {
+            "habitat": {"env_task_gym_dependencies": ["habitat_ver.envs"]},
+            "habitat_baselines": {
+                "vector_env_factory": {"_target_": FACTORY},
+                "evaluator": {
+                    "_target_": "habitat_baselines.rl.ppo.habitat_evaluator.HabitatEvaluator"
+                },
+                "rl": {"ppo": {"lr": 1e-3}},
+            },
+        }
+    )
 
 
 def _stored(**baselines):
@@ -33,7 +37,8 @@ def test_stored_targets_and_imports_are_replaced_by_the_current_ones(tmp_path):
     stored = _stored(vector_env_factory=attack)
     config = with_current_code(stored, _current())
     assert OmegaConf.to_container(config.habitat_baselines.vector_env_factory) == {
-        "_target_": FACTORY}
+        "_target_": FACTORY
+    }
     assert list(config.habitat.env_task_gym_dependencies) == ["habitat_ver.envs"]
     # Everything else is the stored config's, and the input is untouched.
     assert config.habitat_baselines.rl.ppo.lr == 5e-4
@@ -52,16 +57,21 @@ def test_target_nested_in_a_list_is_replaced_too():
 
 def test_target_where_the_current_config_has_none_is_refused_by_name():
     stored = _stored(extra_hook={"_target_": "shutil.rmtree", "path": "/"})
-    with pytest.raises(UntrustedConfigError,
-                       match=r"habitat_baselines.extra_hook._target_='shutil.rmtree'.*"
-                             r"load_resume_state_config=False"):
+    with pytest.raises(
+        UntrustedConfigError,
+        match=r"habitat_baselines.extra_hook._target_='shutil.rmtree'.*"
+        r"load_resume_state_config=False",
+    ):
         with_current_code(stored, _current())
 
 
-@pytest.mark.parametrize("key, bad", [
-    ("env_task_gym_id", "antigravity:CartPole-v1"),
-    ("scenarios", ["CartPole-v1", "antigravity:CartPole-v1"]),
-])
+@pytest.mark.parametrize(
+    "key, bad",
+    [
+        ("env_task_gym_id", "antigravity:CartPole-v1"),
+        ("scenarios", ["CartPole-v1", "antigravity:CartPole-v1"]),
+    ],
+)
 def test_gym_id_naming_a_module_is_refused_unless_the_current_config_names_it(key, bad):
     current = _current()
     current.habitat.env_task_gym_id = "CartPole-v1"

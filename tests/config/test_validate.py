@@ -14,30 +14,54 @@ BAD = [
     ("ddppo", PPO + "clip_param=-1", PPO + "clip_param=-1.0 ", "(0, 1]"),
     ("ddppo", PPO + "gamma=1.5", PPO + "gamma=1.5 ", "[0, 1]"),
     ("ddppo", PPO + "hidden_size=0", PPO + "hidden_size=0 ", "integer >= 1"),
-    ("ddppo", "habitat_baselines.ver_system.min_batch_fraction=2",
-     "habitat_baselines.ver_system.min_batch_fraction=2.0 ", "(0, 1]"),
-    ("ddppo", "habitat_baselines.ver_system.max_wait_ms=-5",
-     "habitat_baselines.ver_system.max_wait_ms=-5.0 ", ">= 0"),
-    ("ver", "habitat_baselines.rl.ver.num_inference_workers=-3",
-     "habitat_baselines.rl.ver.num_inference_workers=-3 ", "integer >= 1"),
+    (
+        "ddppo",
+        "habitat_baselines.ver_system.min_batch_fraction=2",
+        "habitat_baselines.ver_system.min_batch_fraction=2.0 ",
+        "(0, 1]",
+    ),
+    (
+        "ddppo",
+        "habitat_baselines.ver_system.max_wait_ms=-5",
+        "habitat_baselines.ver_system.max_wait_ms=-5.0 ",
+        ">= 0",
+    ),
+    (
+        "ver",
+        "habitat_baselines.rl.ver.num_inference_workers=-3",
+        "habitat_baselines.rl.ver.num_inference_workers=-3 ",
+        "integer >= 1",
+    ),
     ("ddppo", "+" + PPO + "lrr=1", PPO + "lrr=1 ", "not a key of PPOConfig (did you mean 'lr'?)"),
     ("ddppo", "+habitat.foo={a: 1}", "habitat.foo={'a': 1} ", "not a key of HabitatConfig"),
     # 8 envs: lock-step minibatches hold whole envs.
-    ("ddppo", PPO + "num_mini_batch=9", PPO + "num_mini_batch=9 ", "at most habitat_baselines"
-     ".num_environments=8"),
+    (
+        "ddppo",
+        PPO + "num_mini_batch=9",
+        PPO + "num_mini_batch=9 ",
+        "at most habitat_baselines.num_environments=8",
+    ),
     # 32 steps x 8 envs = 256 steps per rollout.
-    ("ver", PPO + "num_mini_batch=100000", PPO + "num_mini_batch=100000 ",
-     "a divisor of the 256 steps"),
+    (
+        "ver",
+        PPO + "num_mini_batch=100000",
+        PPO + "num_mini_batch=100000 ",
+        "a divisor of the 256 steps",
+    ),
     ("ver", PPO + "num_mini_batch=3", PPO + "num_mini_batch=3 ", "a divisor of the 256 steps"),
-    ("ver", "habitat_baselines.rl.policy.main_agent.name=VERPolicy",
-     "habitat_baselines.rl.ddppo.rnn_type='none' ", "GRU or LSTM"),
+    (
+        "ver",
+        "habitat_baselines.rl.policy.main_agent.name=VERPolicy",
+        "habitat_baselines.rl.ddppo.rnn_type='none' ",
+        "GRU or LSTM",
+    ),
 ]
 
 
-@pytest.mark.parametrize("trainer, override, start, allowed", BAD,
-                         ids=[case[1] for case in BAD])
+@pytest.mark.parametrize("trainer, override, start, allowed", BAD, ids=[case[1] for case in BAD])
 def test_bad_value_is_one_error_naming_key_value_and_what_is_allowed(
-        trainer, override, start, allowed):
+    trainer, override, start, allowed
+):
     config = get_config(f"gym/{trainer}_cartpole", [override])
     with pytest.raises(ConfigError) as raised:
         validate(config)
@@ -46,10 +70,19 @@ def test_bad_value_is_one_error_naming_key_value_and_what_is_allowed(
     assert allowed in message and "\n" not in message
 
 
-@pytest.mark.parametrize("trainer, overrides", [
-    ("ddppo", [PPO + "num_mini_batch=8", PPO + "gamma=1", PPO + "clip_param=1"]),
-    ("ver", [PPO + "num_mini_batch=256", "habitat_baselines.rl.ddppo.rnn_type=LSTM",
-             "habitat_baselines.rl.policy.main_agent.name=VERPolicy"]),
-])
+@pytest.mark.parametrize(
+    "trainer, overrides",
+    [
+        ("ddppo", [PPO + "num_mini_batch=8", PPO + "gamma=1", PPO + "clip_param=1"]),
+        (
+            "ver",
+            [
+                PPO + "num_mini_batch=256",
+                "habitat_baselines.rl.ddppo.rnn_type=LSTM",
+                "habitat_baselines.rl.policy.main_agent.name=VERPolicy",
+            ],
+        ),
+    ],
+)
 def test_values_at_the_limits_are_accepted(trainer, overrides):
     validate(get_config(f"gym/{trainer}_cartpole", overrides))

@@ -1,7 +1,5 @@
 """DD-PPO's preemption rule and the per-update store counters."""
 
-import datetime
-
 import pytest
 import torch.distributed as dist
 
@@ -12,7 +10,7 @@ from habitat_ver.distributed.preemption import RolloutTracker, dd_ppo_should_pre
     "step, done, world, expected",
     [
         (31, 4, 4, False),  # ceil(128 * 0.25) = 32: too early to preempt
-        (32, 3, 4, True),   # 3 >= 0.6 * 4 = 2.4 ranks finished
+        (32, 3, 4, True),  # 3 >= 0.6 * 4 = 2.4 ranks finished
         (32, 2, 4, False),  # 2 < 2.4
         (100, 0, 1, False),  # a single rank is never preempted
         (64, 6, 10, True),  # 6 >= 6.0

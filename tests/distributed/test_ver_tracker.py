@@ -50,7 +50,8 @@ def test_bad_policy_is_refused_by_name(tmp_path):
     from habitat_ver.config.compose import get_config
     from habitat_ver.config.validate import ConfigError, validate
 
-    config = get_config("gym/ddppo_cartpole",
-                        ["habitat_baselines.distrib_preemption.policy=fastest"])
+    config = get_config(
+        "gym/ddppo_cartpole", ["habitat_baselines.distrib_preemption.policy=fastest"]
+    )
     with pytest.raises(ConfigError, match="distrib_preemption.policy='fastest'"):
         validate(config)

@@ -94,9 +94,16 @@ def test_straggler_wrapper_iff_enabled(monkeypatch):
 
     slept = []
     monkeypatch.setattr(straggler_module.time, "sleep", slept.append)
-    straggler = {"enabled": True, "speed_factor_min": 2.0, "speed_factor_max": 2.0,
-                 "jitter": 0.0, "long_step_prob": 0.0, "base_step_seconds": 0.01,
-                 "slow_env_indices": [1], "slow_factor": 3.0}
+    straggler = {
+        "enabled": True,
+        "speed_factor_min": 2.0,
+        "speed_factor_max": 2.0,
+        "jitter": 0.0,
+        "long_step_prob": 0.0,
+        "base_step_seconds": 0.01,
+        "slow_env_indices": [1],
+        "slow_factor": 3.0,
+    }
     cfg = _config("CartPole-v1", embedded={"straggler": straggler})
     fast, slow = build_env(cfg, 0), build_env(cfg, 1)
     assert isinstance(fast, StragglerWrapper) and isinstance(fast.env, GymRegistryEnv)
@@ -128,8 +135,11 @@ def test_vector_env_workers_build_the_mix():
 
     cfg = _config(embedded={"scenarios": MIX[2:], "resolution": [24, 32]})
     cfg.habitat_baselines.num_environments = 2
-    cfg.habitat.task = {"measurements": {}, "rank0_measure_names": [],
-                        "rank0_env0_measure_names": []}
+    cfg.habitat.task = {
+        "measurements": {},
+        "rank0_measure_names": [],
+        "rank0_env0_measure_names": [],
+    }
     envs = VerVectorEnvFactory().construct_envs(cfg)
     try:
         observations = envs.reset()

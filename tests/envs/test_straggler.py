@@ -62,8 +62,9 @@ def test_speed_factor_is_log_uniform():
 
 def test_slow_env_indices_get_the_slow_factor():
     # With min == max the drawn factor is exactly 2; the chosen env is 5x that.
-    cfg = _config(speed_factor_min=2.0, speed_factor_max=2.0, slow_env_indices=[1, 5],
-                  slow_factor=5.0)
+    cfg = _config(
+        speed_factor_min=2.0, speed_factor_max=2.0, slow_env_indices=[1, 5], slow_factor=5.0
+    )
     assert StepDelaySampler(cfg, 0).speed_factor == 2.0
     assert StepDelaySampler(cfg, 1).speed_factor == 10.0
     assert StepDelaySampler(cfg, 5).speed_factor == 10.0
@@ -71,8 +72,13 @@ def test_slow_env_indices_get_the_slow_factor():
 
 def test_no_jitter_no_long_steps_gives_constant_delay():
     # 3 * 0.01 s every step, exactly.
-    cfg = _config(speed_factor_min=3.0, speed_factor_max=3.0, base_step_seconds=0.01,
-                  jitter=0.0, long_step_prob=0.0)
+    cfg = _config(
+        speed_factor_min=3.0,
+        speed_factor_max=3.0,
+        base_step_seconds=0.01,
+        jitter=0.0,
+        long_step_prob=0.0,
+    )
     sampler = StepDelaySampler(cfg, 0)
     delays = [sampler.next_delay() for _ in range(20)]
     assert delays == pytest.approx([0.03] * 20, rel=1e-12)
@@ -80,8 +86,15 @@ def test_no_jitter_no_long_steps_gives_constant_delay():
 
 def test_empirical_mean_matches_analytic_mean():
     # mean = s * (base + p * long) = 2 * (0.004 + 0.05 * 0.1) = 0.018 s.
-    cfg = _config(speed_factor_min=2.0, speed_factor_max=2.0, base_step_seconds=0.004,
-                  jitter=0.5, long_step_prob=0.05, long_step_seconds=0.1, seed=11)
+    cfg = _config(
+        speed_factor_min=2.0,
+        speed_factor_max=2.0,
+        base_step_seconds=0.004,
+        jitter=0.5,
+        long_step_prob=0.05,
+        long_step_seconds=0.1,
+        seed=11,
+    )
     sampler = StepDelaySampler(cfg, 0)
     assert sampler.mean_delay() == pytest.approx(0.018)
     delays = np.array([sampler.next_delay() for _ in range(40000)])
@@ -94,8 +107,14 @@ def test_empirical_mean_matches_analytic_mean():
 
 def test_jitter_is_lognormal_with_mean_one():
     # delay / (s * base) = exp(N(-sigma^2/2, sigma^2)): mean 1, log-std sigma.
-    cfg = _config(speed_factor_min=1.0, speed_factor_max=1.0, base_step_seconds=0.01,
-                  jitter=0.3, long_step_prob=0.0, seed=5)
+    cfg = _config(
+        speed_factor_min=1.0,
+        speed_factor_max=1.0,
+        base_step_seconds=0.01,
+        jitter=0.3,
+        long_step_prob=0.0,
+        seed=5,
+    )
     sampler = StepDelaySampler(cfg, 2)
     ratios = np.array([sampler.next_delay() / 0.01 for _ in range(40000)])
     assert ratios.mean() == pytest.approx(1.0, abs=0.01)
@@ -120,14 +139,16 @@ class _CountingEnv(gym.Env):
 def test_wrapper_sleeps_the_sampled_delays(monkeypatch):
     slept = []
     monkeypatch.setattr(straggler_module.time, "sleep", slept.append)
-    cfg = _config(speed_factor_min=1.0, speed_factor_max=3.0, jitter=0.4,
-                  long_step_prob=0.3, seed=4)
+    cfg = _config(
+        speed_factor_min=1.0, speed_factor_max=3.0, jitter=0.4, long_step_prob=0.3, seed=4
+    )
     env = StragglerWrapper(_CountingEnv(), cfg, env_index=6)
     reference = StepDelaySampler(cfg, 6)
     env.reset()
     env.reset()  # resets are not delayed
     assert slept == []
-    results = [env.step(1) for _ in range(3)]
+    for _ in range(3):
+        env.step(1)
     expected = [reference.next_delay() for _ in range(3)]
     assert slept == pytest.approx(expected)
     assert env.total_delay_s == pytest.approx(sum(expected))

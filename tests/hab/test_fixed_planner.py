@@ -13,7 +13,8 @@ def solution_of(name):
     problem = PddlProblem(
         task.pddl_domain_def,
         osp.join(task.task_spec_base_path, task.task_spec + ".yaml"),
-        None, read_config=False,
+        None,
+        read_config=False,
     )
     return [(a.name, [x.name for x in a.param_values]) for a in problem.solution]
 
@@ -23,8 +24,12 @@ def names(steps):
 
 
 def test_set_table_navigates_to_the_object_after_opening_the_cabinet():
-    hl = get_config("hab/set_table").habitat_baselines.rl.policy.main_agent.hierarchical_policy.high_level_policy
-    steps = plan_steps(solution_of("hab/set_table"), hl.add_arm_rest, hl.renavigate_after, hl.skip_actions)
+    hl = get_config(
+        "hab/set_table"
+    ).habitat_baselines.rl.policy.main_agent.hierarchical_policy.high_level_policy
+    steps = plan_steps(
+        solution_of("hab/set_table"), hl.add_arm_rest, hl.renavigate_after, hl.skip_actions
+    )
     i = names(steps).index("open_cab")
     assert steps[i] == ("open_cab", ["cab_push_point_5", "bowl_target|0", "robot_0"])
     assert steps[i + 1] == ("reset_arm", ["0"])
@@ -35,8 +40,12 @@ def test_set_table_navigates_to_the_object_after_opening_the_cabinet():
 
 
 def test_nonav_drops_every_navigation_step():
-    hl = get_config("hab/set_table_nonav").habitat_baselines.rl.policy.main_agent.hierarchical_policy.high_level_policy
-    steps = plan_steps(solution_of("hab/set_table_nonav"), hl.add_arm_rest, hl.renavigate_after, hl.skip_actions)
+    hl = get_config(
+        "hab/set_table_nonav"
+    ).habitat_baselines.rl.policy.main_agent.hierarchical_policy.high_level_policy
+    steps = plan_steps(
+        solution_of("hab/set_table_nonav"), hl.add_arm_rest, hl.renavigate_after, hl.skip_actions
+    )
     # Actions at even positions, arm rests between them, then the final wait.
     assert names(steps)[::2] == ["open_cab", "pick", "place", "open_fridge", "pick", "place"]
     assert names(steps)[1::2] == ["reset_arm"] * 5 + ["wait"]

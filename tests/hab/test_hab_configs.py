@@ -14,7 +14,10 @@ from habitat_ver.config.hab_validate import (
 SKILLS = ["pick", "place", "nav_to_obj", "open_fridge", "close_fridge", "open_cab", "close_cab"]
 SCENARIOS = ["tidy_house", "prepare_groceries", "set_table"]
 HAB = [f"hab/{s}{v}" for s in SCENARIOS for v in ("", "_nonav")]
-TRAIN = [f"rearrange/ver_{s}" for s in SKILLS] + ["rearrange/ver_pick_nonav", "rearrange/ver_place_nonav"]
+TRAIN = [f"rearrange/ver_{s}" for s in SKILLS] + [
+    "rearrange/ver_pick_nonav",
+    "rearrange/ver_place_nonav",
+]
 
 
 def test_every_documented_config_exists():
@@ -31,7 +34,11 @@ def test_skill_config_follows_the_paper(name):
     ppo = baselines.rl.ppo
     # Table A1.
     assert (ppo.lr, ppo.ppo_epoch, ppo.num_mini_batch, ppo.clip_param) == (2.5e-4, 3, 2, 0.2)
-    assert (ppo.entropy_coef, ppo.use_adaptive_entropy_pen, ppo.entropy_target_factor) == (1e-3, True, 0.0)
+    assert (ppo.entropy_coef, ppo.use_adaptive_entropy_pen, ppo.entropy_target_factor) == (
+        1e-3,
+        True,
+        0.0,
+    )
     assert (ppo.value_loss_coef, ppo.tau, ppo.gamma, ppo.num_steps) == (0.5, 0.95, 0.99, 128)
     assert not ppo.use_clipped_value_loss and not ppo.use_normalized_advantage
     assert baselines.num_environments == 16 and baselines.total_num_steps == 5e8
@@ -69,21 +76,32 @@ def test_hab_config_validates_and_loads_the_skills_its_plan_needs(name):
 # (config, overrides, checker, the error's expected words)
 BAD_CONFIGS = {
     "unregistered_sensor_type": (
-        "rearrange/ver_pick", ["habitat.task.lab_sensors.joint_sensor.type=NoSuchSensor"],
+        "rearrange/ver_pick",
+        ["habitat.task.lab_sensors.joint_sensor.type=NoSuchSensor"],
         check_registered,
-        r"lab_sensors\.joint_sensor\.type: sensor type 'NoSuchSensor' is not registered"),
+        r"lab_sensors\.joint_sensor\.type: sensor type 'NoSuchSensor' is not registered",
+    ),
     "obs_key_without_sensor": (
-        "rearrange/ver_pick", ["habitat.gym.obs_keys=[head_depth,joint,nope]"],
-        check_registered, r"habitat.gym.obs_keys: 'nope' is produced by no configured sensor"),
+        "rearrange/ver_pick",
+        ["habitat.gym.obs_keys=[head_depth,joint,nope]"],
+        check_registered,
+        r"habitat.gym.obs_keys: 'nope' is produced by no configured sensor",
+    ),
     "skill_reads_missing_observation": (
         "hab/tidy_house",
-        ["habitat.gym.obs_keys=[head_depth,joint,is_holding,relative_resting_position,"
-         "obj_start_gps_compass,obj_goal_gps_compass,obj_goal_sensor]"],
+        [
+            "habitat.gym.obs_keys=[head_depth,joint,is_holding,relative_resting_position,"
+            "obj_start_gps_compass,obj_goal_gps_compass,obj_goal_sensor]"
+        ],
         check_hab_eval,
-        r"defined_skills.pick: skill VERPickSkill reads observations \['obj_start_sensor'\]"),
+        r"defined_skills.pick: skill VERPickSkill reads observations \['obj_start_sensor'\]",
+    ),
     "skill_action_missing_in_evaluation": (
-        "hab/tidy_house", ["~habitat.task.actions.base_velocity"],
-        check_hab_eval, r"defined_skills.pick: .*actions \['base_velocity'\]"),
+        "hab/tidy_house",
+        ["~habitat.task.actions.base_velocity"],
+        check_hab_eval,
+        r"defined_skills.pick: .*actions \['base_velocity'\]",
+    ),
 }
 
 

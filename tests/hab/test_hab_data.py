@@ -27,8 +27,10 @@ FOLDERS = [
     "data/objects/ycb/ (YCB objects, uid ycb)",
     "data/robots/hab_fetch/ (Fetch robot, uid hab_fetch)",
 ]
-COMMAND = ("`python -m habitat_sim.utils.datasets_download --uids rearrange_dataset_v2 "
-           "replica_cad_dataset ycb hab_fetch --data-path data/`")
+COMMAND = (
+    "`python -m habitat_sim.utils.datasets_download --uids rearrange_dataset_v2 "
+    "replica_cad_dataset ycb hab_fetch --data-path data/`"
+)
 
 
 def test_hab_configs_are_all_found():
@@ -36,15 +38,26 @@ def test_hab_configs_are_all_found():
     assert len(HAB_CONFIGS) == 16
 
 
-@pytest.mark.parametrize("path, expected", [
-    ("data/robots/hab_fetch/robots/hab_suction.urdf",
-     ("hab_fetch", "data/robots/hab_fetch", "data/")),
-    # The episodes are under datasets/replica_cad/, not ReplicaCAD's replica_cad/.
-    ("/big/disk/data/datasets/replica_cad/rearrange/v2/train/rearrange_easy.json.gz",
-     ("rearrange_dataset_v2", "/big/disk/data/datasets/replica_cad/rearrange", "/big/disk/data/")),
-    ("replica_cad/", ("replica_cad_dataset", "replica_cad", "./")),
-    ("data/somewhere/else.json", (None, "data/somewhere/else.json", None)),
-])
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        (
+            "data/robots/hab_fetch/robots/hab_suction.urdf",
+            ("hab_fetch", "data/robots/hab_fetch", "data/"),
+        ),
+        # The episodes are under datasets/replica_cad/, not ReplicaCAD's replica_cad/.
+        (
+            "/big/disk/data/datasets/replica_cad/rearrange/v2/train/rearrange_easy.json.gz",
+            (
+                "rearrange_dataset_v2",
+                "/big/disk/data/datasets/replica_cad/rearrange",
+                "/big/disk/data/",
+            ),
+        ),
+        ("replica_cad/", ("replica_cad_dataset", "replica_cad", "./")),
+        ("data/somewhere/else.json", (None, "data/somewhere/else.json", None)),
+    ],
+)
 def test_source_of_maps_paths_to_uids(path, expected):
     assert source_of(path) == expected
 
@@ -57,8 +70,10 @@ def test_every_hab_config_names_the_missing_folders_and_uids(name, tmp_path, mon
         check_hab_data(config)
     message = str(raised.value)
     assert "\n" not in message
-    assert message == (f"rearrangement data is missing (relative to {tmp_path}): "
-                       f"{', '.join(FOLDERS)}; fetch it with {COMMAND}")
+    assert message == (
+        f"rearrangement data is missing (relative to {tmp_path}): "
+        f"{', '.join(FOLDERS)}; fetch it with {COMMAND}"
+    )
 
 
 def _make_data(root: Path, config, skip: str = "") -> None:
@@ -78,10 +93,14 @@ def test_only_the_missing_download_is_named(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     config = get_config("rearrange/ver_open_fridge")
     _make_data(tmp_path, config, skip="data/robots/")
-    with pytest.raises(HabitatDataMissingError, match=(
+    with pytest.raises(
+        HabitatDataMissingError,
+        match=(
             r"data/robots/hab_fetch/ \(Fetch robot, uid hab_fetch\); fetch it with "
             r"`python -m habitat_sim\.utils\.datasets_download --uids hab_fetch "
-            r"--data-path data/`$")):
+            r"--data-path data/`$"
+        ),
+    ):
         check_hab_data(config)
     _make_data(tmp_path, config)
     check_hab_data(config)  # everything there: no error
@@ -115,25 +134,36 @@ def _run_cli(runner, module: str, config_name: str, cwd: Path) -> subprocess.Com
     # PYTHONPATH: an editable install exposes the hydra_plugins namespace
     # package to Hydra's plugin discovery only from the repository folder.
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, *runner, module, f"--config-name={config_name}"],
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, *runner, module, f"--config-name={config_name}"],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
 
 
 def _assert_data_error(done, program: str, cwd: Path) -> str:
     assert done.returncode == 2, done.stderr[-3000:]
     assert "Traceback" not in done.stderr
-    lines = [l for l in done.stderr.splitlines() if l.startswith(f"{program}: error:")]
+    lines = [ln for ln in done.stderr.splitlines() if ln.startswith(f"{program}: error:")]
     assert len(lines) == 1, done.stderr[-3000:]
-    assert f"rearrangement data is missing (relative to {cwd}): {', '.join(FOLDERS)}; " \
-           f"fetch it with {COMMAND}" in lines[0]
+    assert (
+        f"rearrangement data is missing (relative to {cwd}): {', '.join(FOLDERS)}; "
+        f"fetch it with {COMMAND}" in lines[0]
+    )
     return lines[0]
 
 
 @pytest.mark.sim
-@pytest.mark.parametrize("module, name", [
-    ("habitat_ver.run", "rearrange/ver_pick"),
-    ("habitat_baselines.run", "hab/tidy_house"),
-])
+@pytest.mark.parametrize(
+    "module, name",
+    [
+        ("habitat_ver.run", "rearrange/ver_pick"),
+        ("habitat_baselines.run", "hab/tidy_house"),
+    ],
+)
 def test_cli_with_the_real_simulator_reports_missing_data(module, name, tmp_path):
     line = _assert_data_error(_run_cli(["-m"], module, name, tmp_path), module, tmp_path)
     assert "habitat-sim is not installed" not in line

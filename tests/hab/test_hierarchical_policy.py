@@ -88,7 +88,9 @@ def test_forward_runs_pick_first_without_the_nav_skill(skill_checkpoints):
 
 def test_missing_skill_checkpoint_is_one_clear_error(skill_checkpoints, tmp_path):
     paths = dict(skill_checkpoints, place=tmp_path / "nope.pth")
-    with pytest.raises(FileNotFoundError, match=r"defined_skills\.place\.load_ckpt_file=.*nope\.pth.*no such file"):
+    with pytest.raises(
+        FileNotFoundError, match=r"defined_skills\.place\.load_ckpt_file=.*nope\.pth.*no such file"
+    ):
         build("hab/tidy_house", paths)
 
 
@@ -98,7 +100,9 @@ def test_unknown_skill_class_names_the_allowed_ones(skill_checkpoints):
     ]
     config = get_config("hab/tidy_house", hab_overrides(skill_checkpoints) + config_overrides)
     orig = action_space_of(config)
-    with pytest.raises(ValueError, match=r"skill_name='NoSuchSkill' is not a known skill; allowed: .*VERPickSkill"):
+    with pytest.raises(
+        ValueError, match=r"skill_name='NoSuchSkill' is not a known skill; allowed: .*VERPickSkill"
+    ):
         VERHierarchicalPolicy.from_config(
             config, observation_space_of(config), create_action_space(orig), orig
         )

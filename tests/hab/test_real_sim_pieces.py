@@ -24,13 +24,17 @@ pytestmark = pytest.mark.sim
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # habitat-sim's test assets: ../shared/habitat-sim/data beside the clone (one
 # folder higher for a git worktree under wt/), or HABITAT_SIM_TEST_DATA.
-CANDIDATES = [os.environ.get("HABITAT_SIM_TEST_DATA", ""),
-              os.path.join(REPO, "..", "shared", "habitat-sim", "data"),
-              os.path.join(REPO, "..", "..", "shared", "habitat-sim", "data")]
+CANDIDATES = [
+    os.environ.get("HABITAT_SIM_TEST_DATA", ""),
+    os.path.join(REPO, "..", "shared", "habitat-sim", "data"),
+    os.path.join(REPO, "..", "..", "shared", "habitat-sim", "data"),
+]
 ASSETS = next((os.path.abspath(c) for c in CANDIDATES if c and os.path.isdir(c)), None)
 if ASSETS is None:
-    pytestmark = [pytest.mark.sim, pytest.mark.skip(
-        reason="habitat-sim's test assets not found: set HABITAT_SIM_TEST_DATA")]
+    pytestmark = [
+        pytest.mark.sim,
+        pytest.mark.skip(reason="habitat-sim's test assets not found: set HABITAT_SIM_TEST_DATA"),
+    ]
 
 
 def _simulator(scene: str, physics: bool):
@@ -68,7 +72,7 @@ def point_pairs(simple_room):
     for i, j in itertools.combinations(range(len(points)), 2):
         straight = float(np.linalg.norm(points[i] - points[j]))
         if straight < 3.0:
-            geodesic = float(geodesic_distances(pathfinder, points[i], points[j:j + 1])[0])
+            geodesic = float(geodesic_distances(pathfinder, points[i], points[j : j + 1])[0])
             pairs.append((points[i], points[j], straight, geodesic))
     return pairs
 
@@ -85,16 +89,24 @@ class AlwaysStop(torch.nn.Module):
 
 
 def _nav_skill(geodesic: bool) -> VERNavSkill:
-    full = ActionSpace({
-        "arm_action": spaces.Dict({
-            "arm_action": spaces.Box(-1, 1, (7,)), "grip_action": spaces.Box(-1, 1, (1,))}),
-        "base_velocity": spaces.Dict({"base_vel": spaces.Box(-20, 20, (2,))}),
-        "rearrange_stop": EmptySpace(),
-    })
+    full = ActionSpace(
+        {
+            "arm_action": spaces.Dict(
+                {"arm_action": spaces.Box(-1, 1, (7,)), "grip_action": spaces.Box(-1, 1, (1,))}
+            ),
+            "base_velocity": spaces.Dict({"base_vel": spaces.Box(-20, 20, (2,))}),
+            "rearrange_stop": EmptySpace(),
+        }
+    )
     skill_actions = ActionSpace({k: full[k] for k in ("base_velocity", "rearrange_stop")})
-    config = OmegaConf.merge(OmegaConf.structured(HrlDefinedSkillConfig), {
-        "skill_name": "VERNavSkill", "reset_joint_state": [],
-        "skill_data": {"max_stop_distance": 2.0, "geodesic_stop_mask": geodesic}})
+    config = OmegaConf.merge(
+        OmegaConf.structured(HrlDefinedSkillConfig),
+        {
+            "skill_name": "VERNavSkill",
+            "reset_joint_state": [],
+            "skill_data": {"max_stop_distance": 2.0, "geodesic_stop_mask": geodesic},
+        },
+    )
     box = spaces.Box(np.float32(-1e9), np.float32(1e9), (2,), np.float32)
     obs_space = spaces.Dict({"goal_to_agent_gps_compass": box})
     return VERNavSkill(AlwaysStop(), config, full, obs_space, skill_actions, 1)
@@ -122,17 +134,25 @@ class StandInRearrangeSim:
 
 def _stop_after_mask(skill, straight, geodesic_obs):
     """The stop value the skill sends for target 0 of one env."""
-    observations = TensorDict({
-        "obj_start_gps_compass": torch.tensor([[straight, 0.0]]),
-        "obj_goal_gps_compass": torch.tensor([[9.0, 0.0]]),
-        "ver_obj_start_geodesic": torch.as_tensor(geodesic_obs).view(1, -1),
-        "ver_obj_goal_geodesic": torch.tensor([[9.0]]),
-        "is_holding": torch.zeros(1, 1),
-    })
-    skill.on_enter([["any_targets|0", "robot_0"]], [0], None,
-                   torch.zeros(1, 1, 4), torch.zeros(1, 11), ["nav"])
-    action = skill.act(observations, torch.zeros(1, 1, 4), torch.zeros(1, 11),
-                       torch.ones(1, 1, dtype=torch.bool), [0])
+    observations = TensorDict(
+        {
+            "obj_start_gps_compass": torch.tensor([[straight, 0.0]]),
+            "obj_goal_gps_compass": torch.tensor([[9.0, 0.0]]),
+            "ver_obj_start_geodesic": torch.as_tensor(geodesic_obs).view(1, -1),
+            "ver_obj_goal_geodesic": torch.tensor([[9.0]]),
+            "is_holding": torch.zeros(1, 1),
+        }
+    )
+    skill.on_enter(
+        [["any_targets|0", "robot_0"]], [0], None, torch.zeros(1, 1, 4), torch.zeros(1, 11), ["nav"]
+    )
+    action = skill.act(
+        observations,
+        torch.zeros(1, 1, 4),
+        torch.zeros(1, 11),
+        torch.ones(1, 1, dtype=torch.bool),
+        [0],
+    )
     return float(action.actions[0, 10])  # 11 = 8 (arm, grip) + 2 (base) + stop
 
 
@@ -177,7 +197,8 @@ def fridge():
     sim = _simulator("NONE", physics=True)
     manager = sim.get_articulated_object_manager()
     ao = manager.add_articulated_object_from_urdf(
-        os.path.join(ASSETS, "test_assets/urdf/fridge/fridge.urdf"), fixed_base=True)
+        os.path.join(ASSETS, "test_assets/urdf/fridge/fridge.urdf"), fixed_base=True
+    )
     yield sim, ao
     sim.close()
 
@@ -211,20 +232,25 @@ def test_fridge_door_motor_opens_and_closes_it(fridge):
 
     sim, ao = fridge
     link = _door_link(ao, "bottom_door")
-    motor = next(m for m, l in ao.existing_joint_motor_ids.items() if l == link)
+    motor = next(m for m, lk in ao.existing_joint_motor_ids.items() if lk == link)
     dof = ao.get_link_joint_pos_offset(link)
     ao.joint_positions = [0.0, 0.0]
     closed_pose = ao.get_link_scene_node(link).absolute_transformation().rotation()
     for target in (1.2, 0.0):
         # JointMotorSettings(position_target, position_gain, velocity_target,
         # velocity_gain, max_impulse): habitat-lab's gains for articulated objects.
-        ao.update_joint_motor(motor, habitat_sim.physics.JointMotorSettings(target, 0.3, 0.0, 0.1, 10.0))
+        ao.update_joint_motor(
+            motor, habitat_sim.physics.JointMotorSettings(target, 0.3, 0.0, 0.1, 10.0)
+        )
         for _ in range(180):  # 3 s at habitat-lab's 60 Hz control rate
             sim.step_physics(1.0 / 60)
         assert abs(ao.joint_positions[dof] - target) < 0.01
         assert abs(ao.joint_positions[1 - dof]) < 1e-3  # the other door did not move
         pose = ao.get_link_scene_node(link).absolute_transformation().rotation()
-        turned = 2 * float(mn.math.half_angle(mn.Quaternion.from_matrix(closed_pose),
-                                               mn.Quaternion.from_matrix(pose)))
+        turned = 2 * float(
+            mn.math.half_angle(
+                mn.Quaternion.from_matrix(closed_pose), mn.Quaternion.from_matrix(pose)
+            )
+        )
         # The door's mesh turned about its hinge by the joint angle.
         assert abs(turned - target) < 0.01

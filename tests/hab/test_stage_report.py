@@ -34,8 +34,16 @@ def test_report_matches_the_hand_made_table(tmp_path, capsys):
     (tmp_path / "a.log").write_text(TIDY_LOG)
     (tmp_path / "b.log").write_text(NONAV_LOG)
     out = tmp_path / "report"
-    main(["--run", f"hab/tidy_house={tmp_path / 'a.log'}",
-          "--run", f"hab/tidy_house_nonav={tmp_path / 'b.log'}", "--out", str(out)])
+    main(
+        [
+            "--run",
+            f"hab/tidy_house={tmp_path / 'a.log'}",
+            "--run",
+            f"hab/tidy_house_nonav={tmp_path / 'b.log'}",
+            "--out",
+            str(out),
+        ]
+    )
     assert (out / "stage_success.md").read_text() == EXPECTED
     assert capsys.readouterr().out == EXPECTED
     png = (out / "stage_success.png").read_bytes()
@@ -48,7 +56,10 @@ def test_last_value_of_a_key_wins(tmp_path):
 
 
 def test_bad_inputs_are_named(tmp_path):
-    with pytest.raises(ValueError, match=r"run name 'hab/kitchen' is not a HAB evaluation; allowed: \['hab/tidy_house'"):
+    with pytest.raises(
+        ValueError,
+        match=r"run name 'hab/kitchen' is not a HAB evaluation; allowed: \['hab/tidy_house'",
+    ):
         split_run_name("hab/kitchen")
     (tmp_path / "empty.log").write_text("nothing\n")
     with pytest.raises(ValueError, match="holds no 'Average episode pddl_success' line"):

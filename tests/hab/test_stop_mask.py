@@ -1,6 +1,5 @@
 """The navigation skill's stop is masked beyond max_stop_distance (paper: 2 m)."""
 
-
 import gym.spaces as spaces
 import numpy as np
 import pytest
@@ -43,17 +42,23 @@ class AlwaysStop(torch.nn.Module):
 
 
 def make_skill(batch_size, max_stop_distance=2.0):
-    full = ActionSpace({
-        "arm_action": spaces.Dict({
-            "arm_action": spaces.Box(-1, 1, (7,)), "grip_action": spaces.Box(-1, 1, (1,))}),
-        "base_velocity": spaces.Dict({"base_vel": spaces.Box(-20, 20, (2,))}),
-        "rearrange_stop": EmptySpace(),
-    })
+    full = ActionSpace(
+        {
+            "arm_action": spaces.Dict(
+                {"arm_action": spaces.Box(-1, 1, (7,)), "grip_action": spaces.Box(-1, 1, (1,))}
+            ),
+            "base_velocity": spaces.Dict({"base_vel": spaces.Box(-20, 20, (2,))}),
+            "rearrange_stop": EmptySpace(),
+        }
+    )
     skill_actions = ActionSpace({k: full[k] for k in ("base_velocity", "rearrange_stop")})
     config = OmegaConf.merge(
         OmegaConf.structured(HrlDefinedSkillConfig),
-        {"skill_name": "VERNavSkill", "reset_joint_state": [],
-         "skill_data": {"max_stop_distance": max_stop_distance}},
+        {
+            "skill_name": "VERNavSkill",
+            "reset_joint_state": [],
+            "skill_data": {"max_stop_distance": max_stop_distance},
+        },
     )
     box = spaces.Box(np.float32(-1e9), np.float32(1e9), (2,), np.float32)
     obs_space = spaces.Dict({"goal_to_agent_gps_compass": box})
@@ -66,21 +71,29 @@ def polar_observations(distances_by_env, target):
     start = torch.full((n, 4), 9.0)
     start[:, 2 * target] = torch.tensor(distances_by_env)
     start[:, 2 * target + 1] = 0.25
-    return TensorDict({
-        "obj_start_gps_compass": start,
-        "obj_goal_gps_compass": torch.full((n, 4), 7.0),
-        "is_holding": torch.zeros(n, 1),
-    })
+    return TensorDict(
+        {
+            "obj_start_gps_compass": start,
+            "obj_goal_gps_compass": torch.full((n, 4), 7.0),
+            "is_holding": torch.zeros(n, 1),
+        }
+    )
 
 
 @pytest.mark.parametrize("distance, stops", [(1.9, True), (2.1, False)])
 def test_nav_skill_stops_near_and_is_masked_far(distance, stops):
     skill = make_skill(batch_size=1)
-    skill.on_enter([["any_targets|1", "robot_0"]], [0], None,
-                   torch.zeros(1, 1, 4), torch.zeros(1, 11), ["nav"])
+    skill.on_enter(
+        [["any_targets|1", "robot_0"]], [0], None, torch.zeros(1, 1, 4), torch.zeros(1, 11), ["nav"]
+    )
     obs = polar_observations([distance], target=1)
-    out = skill.act(obs, torch.zeros(1, 1, 4), torch.zeros(1, 11),
-                    torch.ones(1, 1, dtype=torch.bool), cur_batch_idx=[0])
+    out = skill.act(
+        obs,
+        torch.zeros(1, 1, 4),
+        torch.zeros(1, 11),
+        torch.ones(1, 1, dtype=torch.bool),
+        cur_batch_idx=[0],
+    )
     # The network saw target 1's polar coordinates as its goal input.
     assert skill._wrap_policy.seen_goal.tolist() == [[pytest.approx(distance), 0.25]]
     # Stop column of the full action: 11 = 8 (arm, grip) + 2 (base) + stop.
@@ -95,8 +108,13 @@ def test_goal_targets_use_the_goal_sensor_and_the_configured_distance():
     args = [["TARGET_any_targets|0", "robot_0"], ["any_targets|1", "robot_0"]]
     skill.on_enter(args, [0, 1], None, torch.zeros(2, 1, 4), torch.zeros(2, 11), ["nav", "nav"])
     obs = polar_observations([3.0, 3.0], target=1)
-    out = skill.act(obs, torch.zeros(2, 1, 4), torch.zeros(2, 11),
-                    torch.ones(2, 1, dtype=torch.bool), cur_batch_idx=[0, 1])
+    out = skill.act(
+        obs,
+        torch.zeros(2, 1, 4),
+        torch.zeros(2, 11),
+        torch.ones(2, 1, dtype=torch.bool),
+        cur_batch_idx=[0, 1],
+    )
     # env 0 goes to a goal (obj_goal_gps_compass, rho 7 <= 8: may stop);
     # env 1 to object 1 at 3 m (<= 8: may stop); at the default 2 m both
     # would have been masked.

@@ -14,4 +14,3 @@ def test_float_depth_is_not_rescaled_like_uint8_rgb():
     as_uint8 = torch.randint(0, 256, (3, 64, 64, 1), dtype=torch.uint8)
     as_float = as_uint8.float() / 255.0
     torch.testing.assert_close(cnn(as_float), cnn(as_uint8))
-

@@ -21,12 +21,15 @@ from habitat_ver.policies.ver_policy import VERPolicy
 
 from .conftest import random_obs
 
-SMALL = VERPolicyConfig(base_planes=8, ngroups=4, visual_embedding_size=16,
-                        prev_action_embedding_size=4)
-HAB_ACTIONS = spaces.Dict({
-    "arm_action": spaces.Box(-1.0, 1.0, (7,), np.float32),
-    "base_velocity": spaces.Box(-1.0, 1.0, (2,), np.float32),
-})
+SMALL = VERPolicyConfig(
+    base_planes=8, ngroups=4, visual_embedding_size=16, prev_action_embedding_size=4
+)
+HAB_ACTIONS = spaces.Dict(
+    {
+        "arm_action": spaces.Box(-1.0, 1.0, (7,), np.float32),
+        "base_velocity": spaces.Box(-1.0, 1.0, (2,), np.float32),
+    }
+)
 
 
 def _obs_space(size=32, rgb=False):
@@ -40,12 +43,9 @@ def _obs_space(size=32, rgb=False):
     return spaces.Dict(d)
 
 
-
-
 def _small_policy(action_space=HAB_ACTIONS, seed=0, hidden_size=16, **kw):
     torch.manual_seed(seed)
-    return VERPolicy(_obs_space(), action_space, hidden_size=hidden_size,
-                     ver_config=SMALL, **kw)
+    return VERPolicy(_obs_space(), action_space, hidden_size=hidden_size, ver_config=SMALL, **kw)
 
 
 def _lstm_params(inp, hidden):
@@ -62,18 +62,26 @@ def test_paper_sized_policy_shapes_and_parameter_count(rgb, channels):
     assert policy.recurrent_hidden_size == 512
     assert policy.policy_action_space.shape == (9,)
     n = 2
-    out = policy.act(random_obs(space, n), torch.zeros(n, 4, 512), torch.zeros(n, 9),
-                     torch.zeros(n, 1, dtype=torch.bool))
+    out = policy.act(
+        random_obs(space, n),
+        torch.zeros(n, 4, 512),
+        torch.zeros(n, 9),
+        torch.zeros(n, 1, dtype=torch.bool),
+    )
     assert out.actions.shape == (n, 9)
     assert out.action_log_probs.shape == (n, 1) and out.values.shape == (n, 1)
     assert out.rnn_hidden_states.shape == (n, 4, 512)
     encoder = sum(p.numel() for p in policy.net.visual_encoder.parameters())
     expected = (
         encoder
-        + 2048 * 512 + 512  # visual fc
-        + (7 * 32 + 32) + (2 * 32 + 32)  # previous-action embeddings
-        + _lstm_params(512 + 9 + 64, 512) + _lstm_params(512, 512)
-        + (512 * 14 + 14) + (512 * 4 + 4)  # Gaussian heads: mean and log-std
+        + 2048 * 512
+        + 512  # visual fc
+        + (7 * 32 + 32)
+        + (2 * 32 + 32)  # previous-action embeddings
+        + _lstm_params(512 + 9 + 64, 512)
+        + _lstm_params(512, 512)
+        + (512 * 14 + 14)
+        + (512 * 4 + 4)  # Gaussian heads: mean and log-std
         + 513  # critic
     )
     total = sum(p.numel() for p in policy.parameters())
@@ -81,12 +89,15 @@ def test_paper_sized_policy_shapes_and_parameter_count(rgb, channels):
     assert total == expected
 
 
-@pytest.mark.parametrize("cfg", [
-    {},
-    {"use_std_param": True, "log_std_init": -0.5},
-    {"use_log_std": False, "use_softplus": True, "min_std": 0.01, "max_std": 2.0},
-    {"use_log_std": False, "min_std": 0.05, "max_std": 1.0, "action_activation": ""},
-])
+@pytest.mark.parametrize(
+    "cfg",
+    [
+        {},
+        {"use_std_param": True, "log_std_init": -0.5},
+        {"use_log_std": False, "use_softplus": True, "min_std": 0.01, "max_std": 2.0},
+        {"use_log_std": False, "min_std": 0.05, "max_std": 1.0, "action_activation": ""},
+    ],
+)
 def test_gaussian_log_probs_and_entropy_equal_torch(cfg):
     torch.manual_seed(1)
     head = GaussianHead(6, 3, OmegaConf.create(cfg) if cfg else None)
@@ -96,8 +107,9 @@ def test_gaussian_log_probs_and_entropy_equal_torch(cfg):
     dist = head(features)
     reference = torch.distributions.Normal(dist.mean, dist.std)
     actions = torch.randn(5, 3)
-    torch.testing.assert_close(dist.log_probs(actions),
-                               reference.log_prob(actions).sum(-1, keepdim=True))
+    torch.testing.assert_close(
+        dist.log_probs(actions), reference.log_prob(actions).sum(-1, keepdim=True)
+    )
     torch.testing.assert_close(dist.entropy(), reference.entropy().sum(-1, keepdim=True))
 
 
@@ -111,8 +123,9 @@ def test_gaussian_std_is_clamped():
 
 
 def test_product_distribution_sums_parts_and_matches_torch():
-    space = spaces.Dict({"move": spaces.Discrete(4), "arm": spaces.Box(-1, 1, (2,)),
-                         "grip": spaces.Discrete(3)})
+    space = spaces.Dict(
+        {"move": spaces.Discrete(4), "arm": spaces.Box(-1, 1, (2,)), "grip": spaces.Discrete(3)}
+    )
     torch.manual_seed(2)
     head = ActionHead(5, space)
     with torch.no_grad():
@@ -123,11 +136,16 @@ def test_product_distribution_sums_parts_and_matches_torch():
     assert actions.shape == (7, 4) and actions.dtype == torch.float32
     # Parts in the Dict's (sorted) key order: arm (2 cols), grip, move.
     arm, grip, move = dist.dists
-    ref = [torch.distributions.Normal(arm.mean, arm.std),
-           torch.distributions.Categorical(logits=grip.log_p),
-           torch.distributions.Categorical(logits=move.log_p)]
-    log_prob = (ref[0].log_prob(actions[:, :2]).sum(-1) + ref[1].log_prob(actions[:, 2].long())
-                + ref[2].log_prob(actions[:, 3].long()))
+    ref = [
+        torch.distributions.Normal(arm.mean, arm.std),
+        torch.distributions.Categorical(logits=grip.log_p),
+        torch.distributions.Categorical(logits=move.log_p),
+    ]
+    log_prob = (
+        ref[0].log_prob(actions[:, :2]).sum(-1)
+        + ref[1].log_prob(actions[:, 2].long())
+        + ref[2].log_prob(actions[:, 3].long())
+    )
     entropy = ref[0].entropy().sum(-1) + ref[1].entropy() + ref[2].entropy()
     torch.testing.assert_close(dist.log_probs(actions), log_prob[:, None])
     torch.testing.assert_close(dist.entropy(), entropy[:, None])
@@ -154,8 +172,9 @@ def _sequence_batch(policy, steps=5, envs=3, seed=3):
 def test_packed_and_time_major_batches_give_identical_outputs(rnn_type):
     policy = _small_policy(rnn_type=rnn_type)
     batch, seq_info = _sequence_batch(policy)
-    args = [batch[k] for k in ("observations", "rnn_hidden_states", "prev_actions",
-                               "masks", "action")]
+    args = [
+        batch[k] for k in ("observations", "rnn_hidden_states", "prev_actions", "masks", "action")
+    ]
     packed = policy.evaluate_actions(*args, seq_info)
     time_major = policy.evaluate_actions(*args, None)
     for a, b in zip(packed[:4], time_major[:4]):
@@ -168,16 +187,20 @@ def test_checkpoint_loads_into_fresh_policy_with_identical_outputs(tmp_path):
     fresh = _small_policy(seed=5)
     fresh.load_state_dict(torch.load(tmp_path / "ckpt.pth", weights_only=True))
     batch, seq_info = _sequence_batch(policy)
-    args = [batch[k] for k in ("observations", "rnn_hidden_states", "prev_actions",
-                               "masks", "action")]
-    for a, b in zip(policy.evaluate_actions(*args, seq_info)[:4],
-                    fresh.evaluate_actions(*args, seq_info)[:4]):
+    args = [
+        batch[k] for k in ("observations", "rnn_hidden_states", "prev_actions", "masks", "action")
+    ]
+    for a, b in zip(
+        policy.evaluate_actions(*args, seq_info)[:4], fresh.evaluate_actions(*args, seq_info)[:4]
+    ):
         assert torch.equal(a, b)
     obs = random_obs(_obs_space(), 3)
     h = torch.zeros(3, 4, 16)
     prev, masks = torch.zeros(3, 9), torch.ones(3, 1, dtype=torch.bool)
-    assert torch.equal(policy.act(obs, h, prev, masks, deterministic=True).actions,
-                       fresh.act(obs, h, prev, masks, deterministic=True).actions)
+    assert torch.equal(
+        policy.act(obs, h, prev, masks, deterministic=True).actions,
+        fresh.act(obs, h, prev, masks, deterministic=True).actions,
+    )
 
 
 @pytest.mark.slow
@@ -207,19 +230,28 @@ def test_policy_overfits_tiny_supervised_batch():
 def test_discrete_policy_runs_through_upstream_storage_and_ppo():
     policy = _small_policy(action_space=spaces.Discrete(3), seed=7)
     steps, envs = 4, 2
-    storage = RolloutStorage(steps, envs, _obs_space(), policy.policy_action_space,
-                             policy, is_double_buffered=False)
+    storage = RolloutStorage(
+        steps, envs, _obs_space(), policy.policy_action_space, policy, is_double_buffered=False
+    )
     storage.insert_first_observations(random_obs(_obs_space(), envs))
     for t in range(steps):
         cur = storage.buffers[t]
         with torch.no_grad():
-            out = policy.act(cur["observations"], cur["recurrent_hidden_states"],
-                             cur["prev_actions"], cur["masks"])
-        storage.insert(next_observations=random_obs(_obs_space(), envs, t + 1),
-                       next_recurrent_hidden_states=out.rnn_hidden_states,
-                       actions=out.actions, action_log_probs=out.action_log_probs,
-                       value_preds=out.values, rewards=torch.rand(envs, 1),
-                       next_masks=torch.tensor([[True], [t != 1]]))
+            out = policy.act(
+                cur["observations"],
+                cur["recurrent_hidden_states"],
+                cur["prev_actions"],
+                cur["masks"],
+            )
+        storage.insert(
+            next_observations=random_obs(_obs_space(), envs, t + 1),
+            next_recurrent_hidden_states=out.rnn_hidden_states,
+            actions=out.actions,
+            action_log_probs=out.action_log_probs,
+            value_preds=out.values,
+            rewards=torch.rand(envs, 1),
+            next_masks=torch.tensor([[True], [t != 1]]),
+        )
         storage.advance_rollout()
     storage.compute_returns(torch.zeros(envs, 1), True, 0.99, 0.95)
     ppo = PPO(policy, 0.2, 1, 1, 0.5, 0.01, lr=1e-3, eps=1e-5, max_grad_norm=0.5)
@@ -230,21 +262,34 @@ def test_discrete_policy_runs_through_upstream_storage_and_ppo():
 
 
 def _config(**ddppo):
-    return OmegaConf.create({"habitat_baselines": {
-        "rl": {
-            "ppo": {"hidden_size": 16},
-            "ddppo": {"backbone": "resnet18", "rnn_type": "LSTM",
-                      "num_recurrent_layers": 1, **ddppo},
-            "policy": {"main_agent": {"action_distribution_type": "gaussian",
-                                      "action_dist": {"use_std_param": True}}},
-        },
-        "ver_policy": {"base_planes": 8, "ngroups": 4, "dilations": [1, 1]},
-    }})
+    return OmegaConf.create(
+        {
+            "habitat_baselines": {
+                "rl": {
+                    "ppo": {"hidden_size": 16},
+                    "ddppo": {
+                        "backbone": "resnet18",
+                        "rnn_type": "LSTM",
+                        "num_recurrent_layers": 1,
+                        **ddppo,
+                    },
+                    "policy": {
+                        "main_agent": {
+                            "action_distribution_type": "gaussian",
+                            "action_dist": {"use_std_param": True},
+                        }
+                    },
+                },
+                "ver_policy": {"base_planes": 8, "ngroups": 4, "dilations": [1, 1]},
+            }
+        }
+    )
 
 
 def test_from_config_reads_upstream_and_our_keys():
-    policy = VERPolicy.from_config(_config(), _obs_space(), HAB_ACTIONS,
-                                   agent_name="main_agent", orig_action_space=HAB_ACTIONS)
+    policy = VERPolicy.from_config(
+        _config(), _obs_space(), HAB_ACTIONS, agent_name="main_agent", orig_action_space=HAB_ACTIONS
+    )
     assert policy.num_recurrent_layers == 2 and policy.recurrent_hidden_size == 16
     assert policy.net.visual_encoder.backbone.out_channels == 64
     assert all(h.std_param is not None for h in policy.action_distribution.heads)
@@ -253,8 +298,8 @@ def test_from_config_reads_upstream_and_our_keys():
 
 def test_config_errors_name_the_key():
     with pytest.raises(ValueError, match=r"rl\.ddppo\.backbone='resnet50'"):
-        VERPolicy.from_config(_config(backbone="resnet50"), _obs_space(), HAB_ACTIONS,
-                              agent_name="main_agent")
+        VERPolicy.from_config(
+            _config(backbone="resnet50"), _obs_space(), HAB_ACTIONS, agent_name="main_agent"
+        )
     with pytest.raises(ValueError, match="action_distribution_type='gaussian'"):
-        VERPolicy.from_config(_config(), _obs_space(), spaces.Discrete(3),
-                              agent_name="main_agent")
+        VERPolicy.from_config(_config(), _obs_space(), spaces.Discrete(3), agent_name="main_agent")

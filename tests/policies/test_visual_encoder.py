@@ -29,8 +29,6 @@ def _space(size=128, depth=True, rgb=False):
     return spaces.Dict(d)
 
 
-
-
 def _count(module):
     return sum(p.numel() for p in module.parameters())
 
@@ -77,8 +75,10 @@ def test_output_shape_and_parameter_count_128(depth, rgb, channels):
     # Cross-check: habitat-baselines' own half-width GroupNorm ResNet18.
     assert plain == _count(resnet.resnet18(channels, 32, 16))
     ours = _count(enc.backbone)
-    print(f"in_channels={channels}: half-width ResNet18 {plain}, "
-          f"+ConvNeXt changes {reference}, ours {ours}, total {_count(enc)}")
+    print(
+        f"in_channels={channels}: half-width ResNet18 {plain}, "
+        f"+ConvNeXt changes {reference}, ours {ours}, total {_count(enc)}"
+    )
     assert abs(ours - reference) <= 0.10 * reference
     # The ConvNeXt changes add about a fifth to the plain half-width count.
     assert 1.0 < ours / plain < 1.3
@@ -99,12 +99,15 @@ def test_layer_scale_zero_makes_blocks_identity_plus_relu():
     torch.testing.assert_close(block(x), torch.relu(x))
 
 
-@pytest.mark.parametrize("size,expected", [
-    (128, [32, 32, 16, 8, 4]),
-    (96, [24, 24, 12, 6, 3]),
-    (100, [25, 25, 12, 6, 3]),  # each stride-2 downsampling floors
-    (32, [8, 8, 4, 2, 1]),
-])
+@pytest.mark.parametrize(
+    "size,expected",
+    [
+        (128, [32, 32, 16, 8, 4]),
+        (96, [24, 24, 12, 6, 3]),
+        (100, [25, 25, 12, 6, 3]),  # each stride-2 downsampling floors
+        (32, [8, 8, 4, 2, 1]),
+    ],
+)
 def test_documented_spatial_sizes(size, expected):
     net = ConvNeXtResNet(1, base_planes=8, ngroups=4)
     outs = net.stage_outputs(torch.rand(1, 1, size, size))
@@ -133,10 +136,12 @@ def test_non_square_input():
 def test_too_small_or_mismatched_images_are_refused():
     with pytest.raises(ValueError, match="at least 32x32"):
         VisualEncoder(_space(16), ["depth"])
-    space = spaces.Dict({
-        "depth": spaces.Box(0.0, 1.0, (64, 64, 1), np.float32),
-        "rgb": spaces.Box(0, 255, (32, 32, 3), np.uint8),
-    })
+    space = spaces.Dict(
+        {
+            "depth": spaces.Box(0.0, 1.0, (64, 64, 1), np.float32),
+            "rgb": spaces.Box(0, 255, (32, 32, 3), np.uint8),
+        }
+    )
     with pytest.raises(ValueError, match="at one size"):
         VisualEncoder(space, ["depth", "rgb"])
 

@@ -18,9 +18,11 @@ from habitat_ver.compat.sim_free import FORCE_ENV_VAR
 REPO = Path(__file__).resolve().parents[2]
 # habitat-sim's test stages: ../shared/habitat-sim on this project's machines,
 # anywhere else through HABITAT_SIM_TEST_ASSETS (habitat-sim's data/test_assets).
-TEST_ASSETS = Path(os.environ.get(
-    "HABITAT_SIM_TEST_ASSETS", REPO.parent / "shared" / "habitat-sim" / "data" / "test_assets"
-)).resolve()
+TEST_ASSETS = Path(
+    os.environ.get(
+        "HABITAT_SIM_TEST_ASSETS", REPO.parent / "shared" / "habitat-sim" / "data" / "test_assets"
+    )
+).resolve()
 # Small enough for CI, large enough that an evaluation sees several episodes.
 TRAIN_EPISODES = 40
 VAL_EPISODES = 8
@@ -36,14 +38,20 @@ def real_sim_env() -> Dict[str, str]:
 def run_real(args: Sequence[str], cwd: Path, timeout: int = 900) -> subprocess.CompletedProcess:
     """``python <args>`` with the real habitat-sim, output captured."""
     return subprocess.run(
-        [sys.executable, *args], cwd=str(cwd), env=real_sim_env(),
-        capture_output=True, text=True, timeout=timeout,
+        [sys.executable, *args],
+        cwd=str(cwd),
+        env=real_sim_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
 def dataset_overrides(data_root: Path) -> List[str]:
     """Hydra overrides pointing a ``pointnav/*`` config at ``data_root``."""
-    data_path = data_root / "datasets" / "pointnav" / "simple_room" / "v1" / "{split}" / "{split}.json.gz"
+    data_path = (
+        data_root / "datasets" / "pointnav" / "simple_room" / "v1" / "{split}" / "{split}.json.gz"
+    )
     return [
         f"habitat.dataset.data_path='{data_path}'",
         f"habitat.dataset.scenes_dir={data_root / 'scene_datasets'}",
@@ -55,13 +63,25 @@ def pointnav_data(tmp_path_factory) -> Path:
     """A generated simple_room PointNav dataset (once per session)."""
     stages = TEST_ASSETS / "scenes"
     if not (stages / "simple_room.glb").is_file():
-        pytest.skip(f"habitat-sim's test assets are not in {TEST_ASSETS} "
-                    "(set HABITAT_SIM_TEST_ASSETS to habitat-sim's data/test_assets)")
+        pytest.skip(
+            f"habitat-sim's test assets are not in {TEST_ASSETS} "
+            "(set HABITAT_SIM_TEST_ASSETS to habitat-sim's data/test_assets)"
+        )
     root = tmp_path_factory.mktemp("pointnav_data")
-    out = run_real([
-        "-m", "habitat_ver.tools.make_pointnav_dataset", "--stages-dir", str(stages),
-        "--out", str(root), "--train-episodes", str(TRAIN_EPISODES),
-        "--val-episodes", str(VAL_EPISODES),
-    ], cwd=root)
+    out = run_real(
+        [
+            "-m",
+            "habitat_ver.tools.make_pointnav_dataset",
+            "--stages-dir",
+            str(stages),
+            "--out",
+            str(root),
+            "--train-episodes",
+            str(TRAIN_EPISODES),
+            "--val-episodes",
+            str(VAL_EPISODES),
+        ],
+        cwd=root,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     return root

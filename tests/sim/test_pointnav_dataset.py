@@ -30,7 +30,8 @@ with read_write(config):
     config.habitat.simulator.agents.main_agent.sim_sensors = {}
 sim = make_sim("Sim-v0", config=config.habitat.simulator)
 result["errors"] = [
-    abs(sim.geodesic_distance(e.start_position, [e.goals[0].position]) - e.info["geodesic_distance"])
+    abs(sim.geodesic_distance(e.start_position, [e.goals[0].position])
+        - e.info["geodesic_distance"])
     for e in dataset.episodes]
 result["navigable"] = [bool(sim.is_navigable(e.start_position)) for e in dataset.episodes]
 print(json.dumps(result))
@@ -62,8 +63,17 @@ def test_episodes_follow_pointnav_v1_and_the_distance_range(pointnav_data):
 
 
 def test_missing_stage_is_one_line_and_exit_2(tmp_path):
-    out = run_real(["-m", "habitat_ver.tools.make_pointnav_dataset",
-                    "--stages-dir", str(tmp_path), "--out", str(tmp_path / "data")], cwd=tmp_path)
+    out = run_real(
+        [
+            "-m",
+            "habitat_ver.tools.make_pointnav_dataset",
+            "--stages-dir",
+            str(tmp_path),
+            "--out",
+            str(tmp_path / "data"),
+        ],
+        cwd=tmp_path,
+    )
     assert out.returncode == 2
     assert "Traceback" not in out.stderr
     assert f"stage '{tmp_path / 'simple_room.glb'}' not found" in out.stderr

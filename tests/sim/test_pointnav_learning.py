@@ -3,8 +3,9 @@
 ``pointnav/ver_simple_room`` trains a few minutes (CI-sized) on short
 episodes of the generated dataset, with its point goal (GPS+compass) and
 without its cameras: on CPU the RGB-D CNN's learning step took 30-50 s per
-update on 2 loaded cores (blind: 2-5 s), far beyond a CI budget; its last checkpoint's success rate on the
-val split must clearly beat a random policy's: the same network untrained
+update on 2 loaded cores (blind: 2-5 s), far beyond a CI budget; its last
+checkpoint's success rate on the val split must clearly beat a random
+policy's: the same network untrained
 (a 1-update run at lr=1e-12 writes a checkpoint of its initial weights;
 upstream's evaluator samples its near-uniform actions), on the same episodes.
 (``eval.should_load_ckpt=False`` would say the same but upstream's
@@ -37,11 +38,25 @@ def short_pointnav_data(tmp_path_factory):
     if not (stages / "simple_room.glb").is_file():
         pytest.skip(f"habitat-sim's test assets are not in {TEST_ASSETS}")
     root = tmp_path_factory.mktemp("short_pointnav")
-    out = run_real([
-        "-m", "habitat_ver.tools.make_pointnav_dataset", "--stages-dir", str(stages),
-        "--out", str(root), "--train-episodes", "200", "--val-episodes", str(VAL_EPISODES),
-        "--min-geodesic", GEODESIC[0], "--max-geodesic", GEODESIC[1],
-    ], cwd=root)
+    out = run_real(
+        [
+            "-m",
+            "habitat_ver.tools.make_pointnav_dataset",
+            "--stages-dir",
+            str(stages),
+            "--out",
+            str(root),
+            "--train-episodes",
+            "200",
+            "--val-episodes",
+            str(VAL_EPISODES),
+            "--min-geodesic",
+            GEODESIC[0],
+            "--max-geodesic",
+            GEODESIC[1],
+        ],
+        cwd=root,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     return root
 
@@ -68,15 +83,30 @@ def _overrides(data, out, num_updates=NUM_UPDATES, lr="1e-3"):
 
 
 def _run(data, out, *extra, **settings):
-    done = run_real(["-m", "habitat_baselines.run", "--config-name=pointnav/ver_simple_room",
-                     *_overrides(data, out, **settings), *extra], cwd=REPO, timeout=1200)
+    done = run_real(
+        [
+            "-m",
+            "habitat_baselines.run",
+            "--config-name=pointnav/ver_simple_room",
+            *_overrides(data, out, **settings),
+            *extra,
+        ],
+        cwd=REPO,
+        timeout=1200,
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     return done
 
 
 def _evaluate(data, out, **settings):
-    done = _run(data, out, "habitat_baselines.evaluate=True", "habitat_baselines.eval.split=val",
-                f"habitat_baselines.eval_ckpt_path_dir={out / 'ckpt' / 'latest.pth'}", **settings)
+    done = _run(
+        data,
+        out,
+        "habitat_baselines.evaluate=True",
+        "habitat_baselines.eval.split=val",
+        f"habitat_baselines.eval_ckpt_path_dir={out / 'ckpt' / 'latest.pth'}",
+        **settings,
+    )
     metrics = dict((k, float(v)) for k, v in _METRIC.findall(done.stdout + done.stderr))
     assert set(metrics) == {"success", "spl"}, done.stderr[-3000:]
     return metrics

@@ -22,8 +22,13 @@ RUNS = {
     "ver": ("pointnav/ver_simple_room", []),
     "nover": ("pointnav/ver_simple_room", ["habitat_baselines.rl.ver.variable_experience=False"]),
     # 2 envs: one per rollout worker, so one env group per worker.
-    "appo": ("pointnav/appo_simple_room", ["habitat_baselines.rl.appo.batch_trajectories=2",
-                                           "habitat_baselines.rl.appo.num_env_groups=1"]),
+    "appo": (
+        "pointnav/appo_simple_room",
+        [
+            "habitat_baselines.rl.appo.batch_trajectories=2",
+            "habitat_baselines.rl.appo.num_env_groups=1",
+        ],
+    ),
 }
 _METRIC = re.compile(r"Average episode (success|spl): ([0-9.]+)")
 
@@ -46,8 +51,16 @@ def _overrides(data, out, num_updates):
 
 
 def _train(config, extra, data, out, num_updates):
-    out_ = run_real(["-m", "habitat_baselines.run", f"--config-name={config}",
-                     *_overrides(data, out, num_updates), *extra], cwd=REPO)
+    out_ = run_real(
+        [
+            "-m",
+            "habitat_baselines.run",
+            f"--config-name={config}",
+            *_overrides(data, out, num_updates),
+            *extra,
+        ],
+        cwd=REPO,
+    )
     assert out_.returncode == 0, out_.stderr[-4000:]
     return torch.load(out / "ckpt" / "resume-state.pth", weights_only=False)["requeue_stats"]
 
@@ -70,13 +83,19 @@ def test_trains_resumes_and_evaluates_on_pointnav(name, pointnav_data, tmp_path)
     # (habitat-baselines' loop may add a final checkpoint on exit; the ones
     # written by the first run are untouched.)
     assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
-    evaluated = run_real([
-        "-m", "habitat_baselines.run", f"--config-name={config}",
-        *_overrides(pointnav_data, tmp_path, 2), *extra,
-        "habitat_baselines.evaluate=True",
-        f"habitat_baselines.eval_ckpt_path_dir={tmp_path / 'ckpt' / 'ckpt.1.pth'}",
-        "habitat_baselines.eval.split=val",
-    ], cwd=REPO)
+    evaluated = run_real(
+        [
+            "-m",
+            "habitat_baselines.run",
+            f"--config-name={config}",
+            *_overrides(pointnav_data, tmp_path, 2),
+            *extra,
+            "habitat_baselines.evaluate=True",
+            f"habitat_baselines.eval_ckpt_path_dir={tmp_path / 'ckpt' / 'ckpt.1.pth'}",
+            "habitat_baselines.eval.split=val",
+        ],
+        cwd=REPO,
+    )
     assert evaluated.returncode == 0, evaluated.stderr[-4000:]
     log = (tmp_path / "train.log").read_text() + evaluated.stdout + evaluated.stderr
     metrics = dict((k, float(v)) for k, v in _METRIC.findall(log))

@@ -89,11 +89,13 @@ def test_split_and_pack_properties(case):
         assert int(pieces.lengths.sum()) == total // b
         for s, n in zip(pieces.starts.tolist(), pieces.lengths.tolist()):
             # A piece never spans two sequences.
-            assert len(set(seq_of[s:s + n].tolist())) == 1
+            assert len(set(seq_of[s : s + n].tolist())) == 1
         layout = pack_sequences(pieces.starts, pieces.lengths)
         expected = sorted(
-            i for s, n in zip(pieces.starts.tolist(), pieces.lengths.tolist())
-            for i in range(s, s + n))
+            i
+            for s, n in zip(pieces.starts.tolist(), pieces.lengths.tolist())
+            for i in range(s, s + n)
+        )
         assert sorted(layout.indices.tolist()) == expected
         assert int(layout.num_seqs_at_step.sum()) == len(expected)
         assert layout.num_seqs_at_step[0] == pieces.lengths.numel()

@@ -17,12 +17,8 @@ NUM_STEPS, NUM_ENVS = 6, 4
 
 
 def _make(cls, double_buffered=False, num_envs=NUM_ENVS):
-    obs_space = spaces.Dict(
-        {"state": spaces.Box(-1.0, 1.0, (3,), dtype=np.float32)}
-    )
-    actor_critic = SimpleNamespace(
-        num_recurrent_layers=2, recurrent_hidden_size=5
-    )
+    obs_space = spaces.Dict({"state": spaces.Box(-1.0, 1.0, (3,), dtype=np.float32)})
+    actor_critic = SimpleNamespace(num_recurrent_layers=2, recurrent_hidden_size=5)
     return cls(
         NUM_STEPS,
         num_envs,
@@ -42,9 +38,7 @@ def _fill(storages, seed, num_steps, double_buffered, done_prob=0.3):
         for buf in range(nbuf):
             step = dict(
                 next_observations={"state": torch.randn(width, 3, generator=g)},
-                next_recurrent_hidden_states=torch.randn(
-                    width, 2, 5, generator=g
-                ),
+                next_recurrent_hidden_states=torch.randn(width, 2, 5, generator=g),
                 actions=torch.randint(0, 3, (width, 1), generator=g),
                 action_log_probs=torch.randn(width, 1, generator=g),
                 value_preds=torch.randn(width, 1, generator=g),
@@ -82,16 +76,12 @@ CASES = [
 
 @pytest.mark.parametrize("use_gae,double_buffered,num_steps", CASES)
 @pytest.mark.parametrize("seed", range(5))
-def test_compute_returns_equals_upstream(
-    use_gae, double_buffered, num_steps, seed
-):
+def test_compute_returns_equals_upstream(use_gae, double_buffered, num_steps, seed):
     ours = _make(LockstepRolloutStorage, double_buffered)
     upstream = _make(RolloutStorage, double_buffered)
     # Two rollouts, so the second starts from after_update's carried slot 0.
     for rollout in range(2):
-        next_value = _fill(
-            [ours, upstream], seed * 10 + rollout, num_steps, double_buffered
-        )
+        next_value = _fill([ours, upstream], seed * 10 + rollout, num_steps, double_buffered)
         ours.compute_returns(next_value, use_gae, 0.99, 0.95)
         upstream.compute_returns(next_value, use_gae, 0.99, 0.95)
         _assert_buffers_equal(ours, upstream, num_steps)
@@ -148,20 +138,24 @@ def test_advantage_statistics_cover_only_the_rows_learnt_on():
     # also took rows 1..3 (8 rows instead of 2).
     storage = _make(LockstepRolloutStorage, num_envs=2)
     for t in range(3):
-        storage.insert(value_preds=torch.full((2, 1), 5.0 + t),
-                       rewards=torch.full((2, 1), 10.0 * t),
-                       next_masks=torch.ones(2, 1, dtype=torch.bool))
+        storage.insert(
+            value_preds=torch.full((2, 1), 5.0 + t),
+            rewards=torch.full((2, 1), 10.0 * t),
+            next_masks=torch.ones(2, 1, dtype=torch.bool),
+        )
         storage.advance_rollout()
     storage.compute_returns(torch.full((2, 1), 7.0), True, 0.5, 0.5)
     storage.after_update()
-    storage.insert(value_preds=torch.tensor([[1.0], [3.0]]),
-                   rewards=torch.tensor([[2.0], [1.0]]),
-                   next_masks=torch.ones(2, 1, dtype=torch.bool))
+    storage.insert(
+        value_preds=torch.tensor([[1.0], [3.0]]),
+        rewards=torch.tensor([[2.0], [1.0]]),
+        next_masks=torch.ones(2, 1, dtype=torch.bool),
+    )
     storage.advance_rollout()
     storage.compute_returns(torch.tensor([[0.0], [1.0]]), True, 0.5, 0.5)
-    ppo = SimpleNamespace(use_normalized_advantage=True,
-                          _compute_var_mean=PPO._compute_var_mean)
+    ppo = SimpleNamespace(use_normalized_advantage=True, _compute_var_mean=PPO._compute_var_mean)
     advantages = PPO.get_advantages(ppo, storage)
     assert int(torch.isfinite(advantages).sum()) == 2
-    torch.testing.assert_close(advantages[0, :, 0], torch.tensor([0.70711, -0.70711]),
-                               atol=1e-5, rtol=0)
+    torch.testing.assert_close(
+        advantages[0, :, 0], torch.tensor([0.70711, -0.70711]), atol=1e-5, rtol=0
+    )

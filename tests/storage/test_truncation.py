@@ -25,12 +25,18 @@ def _ver_returns(cut):
     s = VERStorage(2, 1, OBS, spaces.Discrete(2), AC)
     zeros = torch.zeros(1, 1, dtype=torch.long)
     for value, mask, reward in ((0.5, False, None), (1.0, False, 1.0), (4.0, True, 2.0)):
-        s.insert(torch.tensor([0]), observations={"state": torch.zeros(1, 1)},
-                 recurrent_hidden_states=torch.zeros(1, 1, 2), prev_actions=zeros,
-                 masks=torch.tensor([[mask]]), actions=zeros,
-                 action_log_probs=torch.zeros(1, 1), value_preds=torch.tensor([[value]]),
-                 rewards=None if reward is None else torch.tensor([[reward]]),
-                 truncated=torch.tensor([cut and reward == 1.0]))
+        s.insert(
+            torch.tensor([0]),
+            observations={"state": torch.zeros(1, 1)},
+            recurrent_hidden_states=torch.zeros(1, 1, 2),
+            prev_actions=zeros,
+            masks=torch.tensor([[mask]]),
+            actions=zeros,
+            action_log_probs=torch.zeros(1, 1),
+            value_preds=torch.tensor([[value]]),
+            rewards=None if reward is None else torch.tensor([[reward]]),
+            truncated=torch.tensor([cut and reward == 1.0]),
+        )
     s.compute_returns(None, True, 0.5, 0.5)
     return s.buffers["returns"][:2, 0].tolist()
 
@@ -50,12 +56,18 @@ def test_lockstep_storage_bootstraps_a_cut_from_its_own_value():
     # env 0: 1 + 0.5*0.5 = 1.25, env 1: 1 (terminal). Same without GAE.
     for use_gae in (True, False):
         s = LockstepRolloutStorage(2, 2, OBS, spaces.Discrete(2), AC)
-        s.insert(value_preds=torch.full((2, 1), 0.5), rewards=torch.ones(2, 1),
-                 next_masks=torch.zeros(2, 1, dtype=torch.bool))
+        s.insert(
+            value_preds=torch.full((2, 1), 0.5),
+            rewards=torch.ones(2, 1),
+            next_masks=torch.zeros(2, 1, dtype=torch.bool),
+        )
         s.advance_rollout()
         s.mark_truncated(torch.tensor([True, False]))
-        s.insert(value_preds=torch.ones(2, 1), rewards=torch.full((2, 1), 2.0),
-                 next_masks=torch.ones(2, 1, dtype=torch.bool))
+        s.insert(
+            value_preds=torch.ones(2, 1),
+            rewards=torch.full((2, 1), 2.0),
+            next_masks=torch.ones(2, 1, dtype=torch.bool),
+        )
         s.advance_rollout()
         s.mark_truncated(torch.tensor([True, True]))  # not an episode end: ignored
         s.compute_returns(torch.full((2, 1), 4.0), use_gae, 0.5, 0.5)
@@ -66,10 +78,10 @@ def test_truncation_flags_from_info_rows():
     # Env 0 names the key in column 1, env 2 never reported it; NaN = absent.
     names = [["success", TRUNCATION_KEY], [], ["x"]]
     infos = torch.tensor([[1.0, 1.0], [float("nan")] * 2, [0.0, float("nan")]])
-    flags = truncated_from_info_rows(torch.tensor([0, 1, 2]), infos, names,
-                                     torch.tensor([True, True, True]))
+    flags = truncated_from_info_rows(
+        torch.tensor([0, 1, 2]), infos, names, torch.tensor([True, True, True])
+    )
     assert flags.tolist() == [True, False, False]
     # Only an episode end can be a cut.
-    flags = truncated_from_info_rows(torch.tensor([0]), infos[:1], names,
-                                     torch.tensor([False]))
+    flags = truncated_from_info_rows(torch.tensor([0]), infos[:1], names, torch.tensor([False]))
     assert flags.tolist() == [False]

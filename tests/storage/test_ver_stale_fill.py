@@ -41,16 +41,22 @@ class GRUCollector:
         n = len(envs)
         ids = torch.as_tensor(envs, dtype=torch.long)
         masks = torch.from_numpy(~self.ended[envs]).view(n, 1)
-        obs = torch.from_numpy(np.stack(
-            [envs, self.step[envs], np.zeros(n)], 1).astype(np.float32))
+        obs = torch.from_numpy(np.stack([envs, self.step[envs], np.zeros(n)], 1).astype(np.float32))
         given = self.state[ids].clone()
         with torch.no_grad():
             out, nxt = self.enc(obs, given, masks)
         zeros = torch.zeros(n, 1, dtype=torch.long)
-        storage.insert(ids, observations={"state": obs}, recurrent_hidden_states=given,
-                       prev_actions=zeros, masks=masks, actions=zeros,
-                       action_log_probs=torch.zeros(n, 1), value_preds=torch.randn(n, 1),
-                       rewards=torch.randn(n, 1))
+        storage.insert(
+            ids,
+            observations={"state": obs},
+            recurrent_hidden_states=given,
+            prev_actions=zeros,
+            masks=masks,
+            actions=zeros,
+            action_log_probs=torch.zeros(n, 1),
+            value_preds=torch.randn(n, 1),
+            rewards=torch.randn(n, 1),
+        )
         for i, e in enumerate(envs):
             self.outputs[(int(e), int(self.step[e]))] = out[i]
         self.state[ids] = nxt
@@ -91,17 +97,21 @@ def _check_update(c, storage, previous_fresh, counts):
         for k, length in enumerate(lengths):
             piece = [keys[int(offsets[t]) + k] for t in range(length)]
             counts["pieces"] += 1
-            counts["gap_pieces"] += any(
-                b != (a[0], a[1] + 1) for a, b in zip(piece, piece[1:]))
+            counts["gap_pieces"] += any(b != (a[0], a[1] + 1) for a, b in zip(piece, piece[1:]))
         stale = [k for k, s in zip(keys, batch["is_stale"].view(-1).tolist()) if s]
         counts["stale_rows"] += len(stale)
         not_prev_fresh += sum(k not in previous_fresh for k in stale)
         with torch.no_grad():
-            out, _ = c.enc(batch["observations"]["state"], batch["recurrent_hidden_states"],
-                           batch["masks"], info)
+            out, _ = c.enc(
+                batch["observations"]["state"],
+                batch["recurrent_hidden_states"],
+                batch["masks"],
+                info,
+            )
         expected = torch.stack([c.outputs[k] for k in keys])
         counts["max_replay_error"] = max(
-            counts["max_replay_error"], float((out - expected).abs().max()))
+            counts["max_replay_error"], float((out - expected).abs().max())
+        )
     # Unavoidable only where the previous rollout had too few fresh steps.
     short = max(0, need - len(previous_fresh))
     counts["stale_short"] += short
@@ -109,8 +119,15 @@ def _check_update(c, storage, previous_fresh, counts):
 
 
 def test_back_to_back_preemption_fuzz():
-    counts = dict(pieces=0, gap_pieces=0, stale_rows=0, stale_not_prev_fresh=0,
-                  stale_short=0, preempted=0, max_replay_error=0.0)
+    counts = dict(
+        pieces=0,
+        gap_pieces=0,
+        stale_rows=0,
+        stale_not_prev_fresh=0,
+        stale_short=0,
+        preempted=0,
+        max_replay_error=0.0,
+    )
     for seed in range(12):
         T, N = 4, 4
         c = GRUCollector(T, N, seed)
@@ -139,8 +156,11 @@ def test_back_to_back_preemption_fuzz():
 
 def test_cut_sequences_cuts_at_a_step_gap():
     # Env 0 has steps 2, 3 and 5 (4 missing), env 1 has steps 7, 8.
-    seqs = mb.cut_sequences(torch.tensor([0, 1, 0, 0, 1]), torch.tensor([2, 7, 3, 5, 8]),
-                            torch.zeros(5, dtype=torch.bool))
+    seqs = mb.cut_sequences(
+        torch.tensor([0, 1, 0, 0, 1]),
+        torch.tensor([2, 7, 3, 5, 8]),
+        torch.zeros(5, dtype=torch.bool),
+    )
     assert seqs.steps.tolist() == [0, 2, 3, 1, 4]
     assert seqs.starts.tolist() == [0, 2, 3]  # [2, 3], [5], [7, 8]
     assert seqs.lengths.tolist() == [2, 1, 2]

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 import habitat_ver  # noqa: F401  (sim-free mode before habitat imports)
 from habitat_baselines.rl.models.rnn_state_encoder import (
-    build_pack_info_from_episode_ids, build_rnn_state_encoder)
+    build_pack_info_from_episode_ids,
+    build_rnn_state_encoder,
+)
 from habitat_ver.algo.gae import compute_gae, compute_gae_sequences
 from habitat_ver.policies.compact_policy import CompactPolicy
 from habitat_ver.storage.rollout_storage import LockstepRolloutStorage
@@ -49,24 +51,32 @@ class Collector:
         envs = np.asarray(envs)
         n = len(envs)
         masks = torch.from_numpy(~self.ended[envs]).view(n, 1)
-        obs = torch.from_numpy(np.stack(
-            [envs, self.step[envs], self.episode[envs]], 1).astype(np.float32))
-        h = (self.hidden_fn(envs, obs, masks) if self.hidden_fn
-             else torch.randn(n, LAYERS, HIDDEN))
+        obs = torch.from_numpy(
+            np.stack([envs, self.step[envs], self.episode[envs]], 1).astype(np.float32)
+        )
+        h = self.hidden_fn(envs, obs, masks) if self.hidden_fn else torch.randn(n, LAYERS, HIDDEN)
         v, r = torch.randn(n, 1), torch.randn(n, 1)
         pending = self.s.has_pending(torch.from_numpy(envs))
         zeros = torch.zeros(n, 1, dtype=torch.long)
-        self.s.insert(torch.from_numpy(envs), observations={"state": obs},
-                      recurrent_hidden_states=h, prev_actions=zeros, masks=masks,
-                      actions=zeros, action_log_probs=torch.randn(n, 1),
-                      value_preds=v, rewards=r)
+        self.s.insert(
+            torch.from_numpy(envs),
+            observations={"state": obs},
+            recurrent_hidden_states=h,
+            prev_actions=zeros,
+            masks=masks,
+            actions=zeros,
+            action_log_probs=torch.randn(n, 1),
+            value_preds=v,
+            rewards=r,
+        )
         for i, e in enumerate(envs):
             if pending[i]:
                 prev = self.rec[(e, self.step[e] - 1)]
                 prev.update(r=float(r[i]), done=bool(self.ended[e]))
                 self.learnable.append((e, self.step[e] - 1))
-            self.rec[(e, self.step[e])] = dict(h=h[i].clone(), v=float(v[i]),
-                                               episode=int(self.episode[e]))
+            self.rec[(e, self.step[e])] = dict(
+                h=h[i].clone(), v=float(v[i]), episode=int(self.episode[e])
+            )
             self.ended[e] = self.rng.random() < self.done_prob
             self.episode[e] += int(self.ended[e])
             self.step[e] += 1
@@ -176,22 +186,28 @@ def scenarios(draw):
     t = draw(st.integers(1, 5))
     divisors = [b for b in range(1, t * n + 1) if (t * n) % b == 0]
     return dict(
-        n=n, t=t, b=draw(st.sampled_from(divisors)),
+        n=n,
+        t=t,
+        b=draw(st.sampled_from(divisors)),
         done_prob=draw(st.sampled_from([0.0, 0.2, 0.5])),
         speeds=draw(st.lists(st.floats(0.1, 1.0), min_size=n, max_size=n)),
-        seed=draw(st.integers(0, 2**16)), variable=draw(st.booleans()),
+        seed=draw(st.integers(0, 2**16)),
+        variable=draw(st.booleans()),
         mode=draw(st.sampled_from(["ver", "lockstep"])),
         # Alternate two storages (overlap_rollouts_and_learn) instead of one.
-        two_storages=draw(st.booleans()))
+        two_storages=draw(st.booleans()),
+    )
 
 
 @settings(max_examples=40, deadline=None)
 @given(scenarios())
 def test_minibatch_invariants_over_random_schedules(sc):
-    s = _storage(sc["t"], sc["n"], variable_experience=sc["variable"],
-                 minibatch_mode=sc["mode"])
-    spare = (_storage(sc["t"], sc["n"], variable_experience=sc["variable"],
-                      minibatch_mode=sc["mode"]) if sc["two_storages"] else None)
+    s = _storage(sc["t"], sc["n"], variable_experience=sc["variable"], minibatch_mode=sc["mode"])
+    spare = (
+        _storage(sc["t"], sc["n"], variable_experience=sc["variable"], minibatch_mode=sc["mode"])
+        if sc["two_storages"]
+        else None
+    )
     c = Collector(s, sc["seed"], sc["done_prob"])
     torch.manual_seed(sc["seed"])
     c.insert(np.arange(sc["n"]))  # first observations: nothing completes
@@ -209,8 +225,9 @@ def test_equal_counts_give_unit_weights_and_skewed_counts_are_truncated():
     for _ in range(4):  # lock-step: every env 3 learnable steps
         c.insert([0, 1])
     s.compute_returns(None, True, GAMMA, LAMBDA)
-    assert torch.equal(s.buffers["is_coeffs"][torch.isfinite(s.buffers["is_coeffs"])],
-                       torch.ones(6))
+    assert torch.equal(
+        s.buffers["is_coeffs"][torch.isfinite(s.buffers["is_coeffs"])], torch.ones(6)
+    )
     c2 = Collector(s2 := _storage(3, 2, is_coeff_cap=2.0), 0, 0.3)
     c2.insert([0, 1])
     for _ in range(4):
@@ -293,7 +310,9 @@ def test_cut_tail_after_earlier_episode_of_same_env_gets_its_own_state():
             ids = [key(batch, i) for i in rows]
             up = build_pack_info_from_episode_ids(
                 np.array([c.rec[i]["episode"] for i in ids]),
-                np.array([e for e, _ in ids]), np.array([s_ for _, s_ in ids]))
+                np.array([e for e, _ in ids]),
+                np.array([s_ for _, s_ in ids]),
+            )
             env0 = list(np.unique([e for e, _ in ids])).index(0)
             assert ids[up["first_step_for_env"][env0]] == (0, 0)  # episode A's
             k = tail[0]
@@ -301,8 +320,12 @@ def test_cut_tail_after_earlier_episode_of_same_env_gets_its_own_state():
             assert torch.equal(batch["recurrent_hidden_states"][k], c.rec[starts[k]]["h"])
             # End to end: the packed GRU reproduces every collection output.
             with torch.no_grad():
-                out, _ = enc(batch["observations"]["state"], batch["recurrent_hidden_states"],
-                             batch["masks"], batch["rnn_build_seq_info"])
+                out, _ = enc(
+                    batch["observations"]["state"],
+                    batch["recurrent_hidden_states"],
+                    batch["masks"],
+                    batch["rnn_build_seq_info"],
+                )
             for i in rows:
                 torch.testing.assert_close(out[i], outputs[ids[i]])
         if found:
@@ -326,8 +349,9 @@ def _experience(dones_at):
         obs = {"state": torch.randn(N_EQ, 3, generator=g)}
         with torch.no_grad():
             out = policy.act(obs, h, prev, masks)
-        steps.append(dict(obs=obs, h=h, prev=prev, masks=masks, out=out,
-                          r=torch.randn(N_EQ, 1, generator=g)))
+        steps.append(
+            dict(obs=obs, h=h, prev=prev, masks=masks, out=out, r=torch.randn(N_EQ, 1, generator=g))
+        )
         h, prev = out.rnn_hidden_states, out.actions
         masks = torch.tensor([[(t, e) not in dones_at] for e in range(N_EQ)])
     return policy, steps
@@ -339,23 +363,43 @@ def _fill_lockstep(policy, steps):
     s.buffers["recurrent_hidden_states"][0] = steps[0]["h"]
     for t in range(T_EQ):
         o, nxt = steps[t]["out"], steps[t + 1]
-        s.insert(next_observations=nxt["obs"], next_recurrent_hidden_states=nxt["h"],
-                 actions=o.actions, action_log_probs=o.action_log_probs,
-                 value_preds=o.values, rewards=steps[t]["r"], next_masks=nxt["masks"])
+        s.insert(
+            next_observations=nxt["obs"],
+            next_recurrent_hidden_states=nxt["h"],
+            actions=o.actions,
+            action_log_probs=o.action_log_probs,
+            value_preds=o.values,
+            rewards=steps[t]["r"],
+            next_masks=nxt["masks"],
+        )
         s.advance_rollout()
     s.compute_returns(steps[T_EQ]["out"].values, True, GAMMA, LAMBDA)
     return s
 
 
 def _fill_ver(policy, steps, variable):
-    s = VERStorage(T_EQ, N_EQ, OBS, policy.policy_action_space, policy,
-                   variable_experience=variable, minibatch_mode="lockstep")
+    s = VERStorage(
+        T_EQ,
+        N_EQ,
+        OBS,
+        policy.policy_action_space,
+        policy,
+        variable_experience=variable,
+        minibatch_mode="lockstep",
+    )
     for t, st_ in enumerate(steps):
         o = st_["out"]
-        s.insert(torch.arange(N_EQ), observations=st_["obs"], recurrent_hidden_states=st_["h"],
-                 prev_actions=st_["prev"], masks=st_["masks"], actions=o.actions,
-                 action_log_probs=o.action_log_probs, value_preds=o.values,
-                 rewards=steps[t - 1]["r"] if t else None)
+        s.insert(
+            torch.arange(N_EQ),
+            observations=st_["obs"],
+            recurrent_hidden_states=st_["h"],
+            prev_actions=st_["prev"],
+            masks=st_["masks"],
+            actions=o.actions,
+            action_log_probs=o.action_log_probs,
+            value_preds=o.values,
+            rewards=steps[t - 1]["r"] if t else None,
+        )
     s.compute_returns(None, True, GAMMA, LAMBDA)
     return s
 
@@ -363,9 +407,18 @@ def _fill_ver(policy, steps, variable):
 def _update(policy, storage):
     policy = copy.deepcopy(policy)
     before = [p.detach().clone() for p in policy.parameters()]
-    upd = PPOUpdater(policy, clip_param=0.2, ppo_epoch=2, num_mini_batch=2,
-                     value_loss_coef=0.5, entropy_coef=0.01, lr=1e-2, eps=1e-5,
-                     max_grad_norm=0.5, use_normalized_advantage=False)
+    upd = PPOUpdater(
+        policy,
+        clip_param=0.2,
+        ppo_epoch=2,
+        num_mini_batch=2,
+        value_loss_coef=0.5,
+        entropy_coef=0.01,
+        lr=1e-2,
+        eps=1e-5,
+        max_grad_norm=0.5,
+        use_normalized_advantage=False,
+    )
     torch.manual_seed(123)  # same env permutations for both storages
     metrics = upd.update(storage)
     return metrics, [p.detach() - b for p, b in zip(policy.parameters(), before)]
@@ -416,8 +469,9 @@ def _returns_by_step(storage):
     n = int(storage._counters["num_slots"])
     slots = torch.nonzero(storage._slots["learnable"][:n]).view(-1)
     obs = storage.buffers["observations"]["state"][slots].long()
-    return {(int(o[0]), int(o[1])): float(storage.buffers["returns"][s])
-            for o, s in zip(obs, slots)}
+    return {
+        (int(o[0]), int(o[1])): float(storage.buffers["returns"][s]) for o, s in zip(obs, slots)
+    }
 
 
 def test_preempted_rollout_is_filled_with_the_latest_previous_steps():

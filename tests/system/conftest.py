@@ -72,15 +72,18 @@ def _shm_in_use() -> Set[str]:
             fds = os.listdir(f"/proc/{pid}/fd")
         except OSError:
             continue
-        used.update(line.split("/dev/shm/", 1)[1].split(" ")[0]
-                    for line in maps.splitlines() if "/dev/shm/" in line)
+        used.update(
+            line.split("/dev/shm/", 1)[1].split(" ")[0]
+            for line in maps.splitlines()
+            if "/dev/shm/" in line
+        )
         for fd in fds:
             try:
                 target = os.readlink(f"/proc/{pid}/fd/{fd}")
             except OSError:
                 continue
             if target.startswith("/dev/shm/"):
-                used.add(target[len("/dev/shm/"):].split(" ")[0])
+                used.add(target[len("/dev/shm/") :].split(" ")[0])
     return used
 
 

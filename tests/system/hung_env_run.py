@@ -45,8 +45,9 @@ def ver_pool():
 
 def appo_pool():
     """The same over two rollout workers of one env (worker w steps env w)."""
-    pool = RolloutWorkerPool(list(enumerate(MAKERS)), 2, 1, describe=lambda i: NAMES[i],
-                             hang_warning_s=HANG_WARNING_S)
+    pool = RolloutWorkerPool(
+        list(enumerate(MAKERS)), 2, 1, describe=lambda i: NAMES[i], hang_warning_s=HANG_WARNING_S
+    )
     pool.buffers.actions.zero_()
 
     def send(ids):
@@ -76,8 +77,10 @@ def main():
     pool.reset()
     if sys.argv[2] == "sigkill":
         drive(send, wait, 2 * HANG_WARNING_S)
-        helpers = [multiprocessing.forkserver._forkserver._forkserver_pid,
-                   multiprocessing.resource_tracker._resource_tracker._pid]
+        helpers = [
+            multiprocessing.forkserver._forkserver._forkserver_pid,
+            multiprocessing.resource_tracker._resource_tracker._pid,
+        ]
         print("pids:", *[p.pid for p in pool._processes], *helpers, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
     print(f"results: {drive(send, wait, 3 * HANG_WARNING_S)}", flush=True)

@@ -27,9 +27,14 @@ class FailingAdam(torch.optim.Adam):
 if __name__ == "__main__":
     trainer, out = sys.argv[1], sys.argv[3]
     torch.optim.Adam = FailingAdam
-    main([
-        f"--config-name=gym/{trainer}_cartpole",
-        f"habitat_baselines.checkpoint_folder={out}/ck", f"habitat_baselines.tensorboard_dir={out}/tb",
-        f"habitat_baselines.log_file={out}/train.log", "habitat_baselines.progress.enabled=False",
-        "habitat_baselines.num_environments=4", "habitat_baselines.rl.ppo.num_steps=8",
-    ])
+    main(
+        [
+            f"--config-name=gym/{trainer}_cartpole",
+            f"habitat_baselines.checkpoint_folder={out}/ck",
+            f"habitat_baselines.tensorboard_dir={out}/tb",
+            f"habitat_baselines.log_file={out}/train.log",
+            "habitat_baselines.progress.enabled=False",
+            "habitat_baselines.num_environments=4",
+            "habitat_baselines.rl.ppo.num_steps=8",
+        ]
+    )

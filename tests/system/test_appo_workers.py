@@ -69,13 +69,18 @@ class CutCountingEnv(CountingEnv):
 def _worker(num_envs=4, num_workers=2, T=4, env_cls=CountingEnv, **kwargs):
     pool = RolloutWorkerPool(
         [(i, functools.partial(env_cls, i)) for i in range(num_envs)],
-        num_workers, num_groups=2, serial=True)
+        num_workers,
+        num_groups=2,
+        serial=True,
+    )
     policy = CompactPolicy(pool.observation_space, pool.action_space, hidden_size=8)
     slots = 32
     trajectories = TrajectoryBuffers.allocate(
-        slots, T, pool.observation_space, pool.action_space, (1, 8))
-    worker = PolicyWorker(pool, policy, trajectories, SlotPool(slots), torch.device("cpu"),
-                          **kwargs)
+        slots, T, pool.observation_space, pool.action_space, (1, 8)
+    )
+    worker = PolicyWorker(
+        pool, policy, trajectories, SlotPool(slots), torch.device("cpu"), **kwargs
+    )
     return pool, worker, trajectories
 
 
@@ -83,22 +88,32 @@ def test_nonfinite_rewards_are_learnt_as_zero_then_fail_naming_the_env():
     # Env 1 of 2 pays NaN at counts 3 and 6 (learnt as 0); the third, at
     # count 9, exceeds max_nonfinite_rewards=2.
     pool, worker, traj = _worker(
-        num_envs=2, num_workers=1, T=4, max_nonfinite_rewards=2,
-        env_cls=lambda i: NaNRewardEnv(i) if i == 1 else CountingEnv(i))
+        num_envs=2,
+        num_workers=1,
+        T=4,
+        max_nonfinite_rewards=2,
+        env_cls=lambda i: NaNRewardEnv(i) if i == 1 else CountingEnv(i),
+    )
     pool.reset()
     worker.publish(worker.policy.state_dict(), 0)
     worker.start(pool.all_groups())
     try:
-        with pytest.raises(NonFiniteRewardError, match=r"environment 1 returned reward nan: "
-                                                       r"3 non-finite"):
+        with pytest.raises(
+            NonFiniteRewardError,
+            match=r"environment 1 returned reward nan: "
+            r"3 non-finite",
+        ):
             while True:
                 worker.take_full()
     finally:
         pool.close()
     assert worker.nonfinite_rewards.count == 3
     # Env 1's first slot (counts 0..4): the reward after count 3 is 0.
-    (first,) = [s for s in range(len(traj.env_ids)) if int(traj.env_ids[s]) == 1
-                and float(traj.observations["obs"][s, 0, 0]) == 1000.0]
+    (first,) = [
+        s
+        for s in range(len(traj.env_ids))
+        if int(traj.env_ids[s]) == 1 and float(traj.observations["obs"][s, 0, 0]) == 1000.0
+    ]
     assert traj.rewards[first, :, 0].tolist() == [1.0, 2.0, 0.0, 4.0]
 
 
@@ -160,8 +175,6 @@ def test_policy_worker_acts_with_the_latest_published_version():
     assert worker.served[-1][1] == 5
 
 
-
-
 @pytest.mark.multiproc
 @pytest.mark.parametrize("mode", ["processes", "serial"])
 def test_failing_env_is_named_and_every_worker_is_gone(
@@ -170,8 +183,13 @@ def test_failing_env_is_named_and_every_worker_is_gone(
     script = marked_scripts("appo_faulty_run.py", "faulty_envs.py")
     marker_dir = script.parent
     shm_before = set(os.listdir("/dev/shm"))
-    done = subprocess.run([sys.executable, str(script), mode, str(tmp_path / "out")],
-                          capture_output=True, text=True, timeout=180, cwd=marker_dir)
+    done = subprocess.run(
+        [sys.executable, str(script), mode, str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=marker_dir,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     error = done.stdout
     assert "ERROR: environment 1 (env index 1, scenario RaisesOnThirdStep-v0) failed" in error
@@ -186,8 +204,11 @@ def test_time_limit_cuts_are_stored_with_the_trajectories():
     # Env 1 reports its episode ends (every 5 steps) as time-limit cuts; env 0
     # ends its episodes itself.
     pool, worker, traj = _worker(
-        num_envs=2, num_workers=1, T=4,
-        env_cls=lambda i: CutCountingEnv(i) if i == 1 else CountingEnv(i))
+        num_envs=2,
+        num_workers=1,
+        T=4,
+        env_cls=lambda i: CutCountingEnv(i) if i == 1 else CountingEnv(i),
+    )
     pool.reset()
     worker.publish(worker.policy.state_dict(), 0)
     worker.start(pool.all_groups())
@@ -199,6 +220,5 @@ def test_time_limit_cuts_are_stored_with_the_trajectories():
     for column, slot in enumerate(full):
         ends = traj.dones[slot, :, 0]
         cuts = batch["truncated"][:, column, 0]
-        assert cuts.tolist() == (ends.tolist() if int(traj.env_ids[slot]) == 1
-                                 else [False] * 4)
+        assert cuts.tolist() == (ends.tolist() if int(traj.env_ids[slot]) == 1 else [False] * 4)
     assert int(batch["truncated"].sum()) >= 2

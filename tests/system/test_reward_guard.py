@@ -16,10 +16,15 @@ def test_nonfinite_rewards_are_zeroed_counted_and_fatal_past_the_limit():
     assert cleaned.tolist() == [1.5, 0.0, 0.0] and guard.count == 2
     assert math.isnan(rewards[1])  # the caller's tensor is left alone
     assert guard.clean(ids, torch.tensor([[0.5], [2.0], [3.0]])).view(-1).tolist() == [
-        0.5, 2.0, 3.0]
+        0.5,
+        2.0,
+        3.0,
+    ]
     assert guard.clean(ids[:1], torch.tensor([math.inf])).tolist() == [0.0]
     assert guard.count == 3  # at the limit: still tolerated
-    with pytest.raises(NonFiniteRewardError,
-                       match=r"environment 9 returned reward nan: 4 non-finite .*"
-                             r"max_nonfinite_rewards=3"):
+    with pytest.raises(
+        NonFiniteRewardError,
+        match=r"environment 9 returned reward nan: 4 non-finite .*"
+        r"max_nonfinite_rewards=3",
+    ):
         guard.clean(ids, torch.tensor([0.0, 1.0, math.nan]))

@@ -18,9 +18,13 @@ def start_script(script, *args):
     so a process the run leaves behind cannot keep a reader waiting."""
     out_path, err_path = script.parent / "stdout.txt", script.parent / "stderr.txt"
     with open(out_path, "w") as out, open(err_path, "w") as err:
-        return subprocess.Popen([sys.executable, str(script), *map(str, args)],
-                                cwd=script.parent, stdout=out, stderr=err,
-                                start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, str(script), *map(str, args)],
+            cwd=script.parent,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
 
 
 def finish(proc, script, timeout=RUN_TIMEOUT_S):
@@ -32,8 +36,9 @@ def finish(proc, script, timeout=RUN_TIMEOUT_S):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        pytest.fail(f"{script.name} still running after {timeout} s:\n"
-                    f"{err_path.read_text()[-3000:]}")
+        pytest.fail(
+            f"{script.name} still running after {timeout} s:\n{err_path.read_text()[-3000:]}"
+        )
     return proc.returncode, (script.parent / "stdout.txt").read_text(), err_path.read_text()
 
 
@@ -124,8 +129,10 @@ def test_ddppo_env_that_raises_is_reported_once(
     shm_before = set(os.listdir("/dev/shm"))
     code, _, err = run_script(script, "raises", tmp_path / "out")
     assert code == 1, err[-3000:]
-    assert ("habitat_ver.run: environment 1 (global index 1, RaisesOnThirdStep-v0) failed; "
-            "all env workers were shut down.") in err
+    assert (
+        "habitat_ver.run: environment 1 (global index 1, RaisesOnThirdStep-v0) failed; "
+        "all env workers were shut down."
+    ) in err
     assert err.count("ValueError: boom at step 3") == 1  # the worker's traceback, once
     assert err.count("Traceback") == 1
     assert "EOFError" not in err
@@ -135,9 +142,7 @@ def test_ddppo_env_that_raises_is_reported_once(
 
 @pytest.mark.multiproc
 @pytest.mark.parametrize("stop", ["sigterm", "ctrl-c", "sigkill"])
-def test_ddppo_hung_env_is_named_and_the_run_stops(
-    stop, tmp_path, processes_left, marked_scripts
-):
+def test_ddppo_hung_env_is_named_and_the_run_stops(stop, tmp_path, processes_left, marked_scripts):
     script = marked_scripts("ddppo_faulty_run.py", "faulty_envs.py")
     proc = start_script(script, "hangs", tmp_path / "out")
     _wait_for_warning(proc, script)

@@ -15,8 +15,13 @@ def test_failing_env_is_named_and_every_worker_is_gone(
     script = marked_scripts("faulty_env_run.py", "faulty_envs.py")
     marker_dir = script.parent
     shm_before = set(os.listdir("/dev/shm"))
-    done = subprocess.run([sys.executable, str(script), mode], capture_output=True,
-                          text=True, timeout=180, cwd=marker_dir)
+    done = subprocess.run(
+        [sys.executable, str(script), mode],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=marker_dir,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     error = done.stdout
     assert "ERROR: environment 1 (RaisesOnThirdStep) failed" in error
@@ -31,7 +36,12 @@ def test_workers_exit_when_the_trainer_is_killed(processes_left, marked_scripts)
     # Workers ignore SIGTERM/SIGINT (the trainer stops them) and are not the
     # trainer's children (forkserver), so they must notice it is gone.
     script = marked_scripts("faulty_env_run.py", "faulty_envs.py")
-    done = subprocess.run([sys.executable, str(script), "sigkill"], capture_output=True,
-                          text=True, timeout=180, cwd=script.parent)
+    done = subprocess.run(
+        [sys.executable, str(script), "sigkill"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=script.parent,
+    )
     assert done.returncode == -9 and "workers started" in done.stdout, done.stderr[-3000:]
     assert processes_left(str(script.parent)) == []

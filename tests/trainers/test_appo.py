@@ -66,14 +66,23 @@ def test_policy_workers_use_the_latest_or_previous_version(out_dir, serial):
         n = _latest_published(published, seq)
         assert used in (n, n - 1)
     # Learnt steps were at most max_policy_lag versions old.
-    assert max(x for _, x in trainer.policy_lag) <= trainer.config.habitat_baselines.rl.appo.max_policy_lag
+    assert (
+        max(x for _, x in trainer.policy_lag)
+        <= trainer.config.habitat_baselines.rl.appo.max_policy_lag
+    )
 
 
 def test_max_policy_lag_drops_older_trajectories(out_dir):
     # The policy worker keeps acting while the learner learns, so with
     # max_policy_lag=0 trajectories begun before an update must be dropped.
-    overrides = _overrides(out_dir, 4, extra=["habitat_baselines.rl.appo.max_policy_lag=0",
-                                              "habitat_baselines.rl.ppo.ppo_epoch=4"])
+    overrides = _overrides(
+        out_dir,
+        4,
+        extra=[
+            "habitat_baselines.rl.appo.max_policy_lag=0",
+            "habitat_baselines.rl.ppo.ppo_epoch=4",
+        ],
+    )
     trainer = execute_exp(get_config("gym/appo_cartpole", overrides), "train")
     assert [x for _, x in trainer.policy_lag] == [0.0] * 4
     assert trainer.num_steps_done == (4 * 4 + trainer.dropped_trajectories) * T
@@ -87,8 +96,15 @@ def test_learner_moves_the_policy_and_publishes_it(out_dir):
         steps = trainer._collect_rollout()
         losses = trainer._update_agent()
         assert steps == 4 * T
-        for key in ("loss/policy", "loss/value", "loss/entropy", "diag/clip_fraction",
-                    "policy_lag/mean", "policy_lag/max", "diag/dropped_trajectories"):
+        for key in (
+            "loss/policy",
+            "loss/value",
+            "loss/entropy",
+            "diag/clip_fraction",
+            "policy_lag/mean",
+            "policy_lag/max",
+            "diag/dropped_trajectories",
+        ):
             assert key in losses and losses[key] == losses[key], key  # present, not NaN
         after = trainer._agent.actor_critic.state_dict()
         assert any(not torch.equal(before[k], after[k]) for k in before)
@@ -120,26 +136,41 @@ def test_a_restarted_run_resumes_counters_and_optimizer(out_dir):
 
 def test_evaluate_runs_an_appo_checkpoint(out_dir):
     execute_exp(get_config("gym/appo_cartpole", _overrides(out_dir, 2)), "train")
-    eval_config = get_config("gym/appo_cartpole", _overrides(out_dir) + [
-        f"habitat_baselines.eval_ckpt_path_dir={out_dir}/checkpoints/latest.pth",
-        "habitat_baselines.test_episode_count=4", "habitat_baselines.evaluate=True"])
+    eval_config = get_config(
+        "gym/appo_cartpole",
+        _overrides(out_dir)
+        + [
+            f"habitat_baselines.eval_ckpt_path_dir={out_dir}/checkpoints/latest.pth",
+            "habitat_baselines.test_episode_count=4",
+            "habitat_baselines.evaluate=True",
+        ],
+    )
     execute_exp(eval_config, "eval")
     (reward,) = _tensorboard_scalars(out_dir / "tb")["eval_reward/average_reward"]
     # CartPole pays 1 per step; episodes last between 8 and 500 steps.
     assert 8 <= reward <= 500
 
 
-@pytest.mark.parametrize("key, value, match", [
-    ("num_rollout_workers", 3, r"num_rollout_workers=3 .*divisor of .*num_environments=4"),
-    ("num_env_groups", 3, r"num_env_groups=3 .*divisor of the envs per rollout worker \(2\)"),
-    ("vtrace_rho_clip", 0.0, r"vtrace_rho_clip=0.0 .*must be > 0"),
-    ("vtrace_c_clip", -1.0, r"vtrace_c_clip=-1.0 .*must be > 0"),
-    ("max_policy_lag", -1, r"max_policy_lag=-1 .*must be >= 0"),
-    ("num_trajectory_slots", 5, r"num_trajectory_slots=5 .*>= batch_trajectories \+ num_environments"),
-])
+@pytest.mark.parametrize(
+    "key, value, match",
+    [
+        ("num_rollout_workers", 3, r"num_rollout_workers=3 .*divisor of .*num_environments=4"),
+        ("num_env_groups", 3, r"num_env_groups=3 .*divisor of the envs per rollout worker \(2\)"),
+        ("vtrace_rho_clip", 0.0, r"vtrace_rho_clip=0.0 .*must be > 0"),
+        ("vtrace_c_clip", -1.0, r"vtrace_c_clip=-1.0 .*must be > 0"),
+        ("max_policy_lag", -1, r"max_policy_lag=-1 .*must be >= 0"),
+        (
+            "num_trajectory_slots",
+            5,
+            r"num_trajectory_slots=5 .*>= batch_trajectories \+ num_environments",
+        ),
+    ],
+)
 def test_bad_appo_keys_are_named(out_dir, key, value, match):
-    config = get_config("gym/appo_cartpole", _overrides(out_dir, 1, extra=[
-        f"habitat_baselines.rl.appo.{key}={value}"]))
+    config = get_config(
+        "gym/appo_cartpole",
+        _overrides(out_dir, 1, extra=[f"habitat_baselines.rl.appo.{key}={value}"]),
+    )
     with pytest.raises(ConfigError, match=match):
         AppoTrainer(config)
 

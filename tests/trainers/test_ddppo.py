@@ -58,10 +58,16 @@ def test_short_run_counts_steps_and_writes_files(out_dir):
 
 
 def _start(out_dir, num_updates):
-    cmd = [sys.executable, "-m", "habitat_ver.run", "--config-name=gym/ddppo_cartpole",
-           *run_overrides(out_dir, num_updates=num_updates)]
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True, text=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "habitat_ver.run",
+        "--config-name=gym/ddppo_cartpole",
+        *run_overrides(out_dir, num_updates=num_updates),
+    ]
+    return subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, text=True
+    )
 
 
 def _saved_updates(folder) -> int:
@@ -104,8 +110,11 @@ def test_evaluate_runs_the_saved_checkpoint(out_dir):
     eval_config = get_config(
         "gym/ddppo_cartpole",
         run_overrides(out_dir)
-        + [f"habitat_baselines.eval_ckpt_path_dir={out_dir}/checkpoints/latest.pth",
-           "habitat_baselines.test_episode_count=4", "habitat_baselines.evaluate=True"],
+        + [
+            f"habitat_baselines.eval_ckpt_path_dir={out_dir}/checkpoints/latest.pth",
+            "habitat_baselines.test_episode_count=4",
+            "habitat_baselines.evaluate=True",
+        ],
     )
     execute_exp(eval_config, "eval")
     events = EventAccumulator(str(out_dir / "tb"))
@@ -145,6 +154,8 @@ def test_time_limit_cuts_reach_the_lockstep_storage(out_dir):
         torch.testing.assert_close(buffers["returns"][3, 1], expected)
     finally:
         trainer.envs.close()
+
+
 STOP_AFTER = 2  # updates before the in-process SIGTERM
 
 
@@ -154,7 +165,8 @@ def sigterm_run(tmp_path_factory):
     process; returns the first run's folder and the signal state around it."""
     out = tmp_path_factory.mktemp("sigterm") / "run"
     trainer = get_trainer_class("ddppo")(
-        get_config("gym/ddppo_cartpole", run_overrides(out, num_updates=10)))
+        get_config("gym/ddppo_cartpole", run_overrides(out, num_updates=10))
+    )
     learn = trainer._learn
 
     def learn_then_signal(steps):
@@ -170,9 +182,11 @@ def sigterm_run(tmp_path_factory):
     exit_set = EXIT.is_set()
     second = execute_exp(
         get_config("gym/ddppo_cartpole", run_overrides(out.parent / "second", num_updates=2)),
-        "train")
-    return dict(out=out, first=trainer, before=before, after=after, exit_set=exit_set,
-                second=second)
+        "train",
+    )
+    return dict(
+        out=out, first=trainer, before=before, after=after, exit_set=exit_set, second=second
+    )
 
 
 def test_sigterm_stop_keeps_the_previous_resume_state_as_prev(sigterm_run):
@@ -199,7 +213,8 @@ def test_run_refuses_to_start_over_when_both_resume_states_are_corrupt(out_dir):
     for name in ("resume-state.pth", "resume-state.prev.pth"):
         (folder / name).write_bytes(b"PK\x03\x04 not a whole zip")
     trainer = get_trainer_class("ddppo")(
-        get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=1)))
+        get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=1))
+    )
     with pytest.raises(UnusableResumeStateError, match="resume-state.prev.pth"):
         trainer.train()
     assert (folder / "ckpt.0.pth").read_bytes() == b"the old run's first checkpoint"
@@ -214,14 +229,20 @@ def test_checkpoint_config_cannot_choose_code_to_run_at_evaluation(out_dir, tmp_
     state = torch.load(str(out_dir / "checkpoints" / "latest.pth"), weights_only=True)
     state.pop("habitat_ver_checksum")
     state["config"]["habitat_baselines"]["vector_env_factory"] = {
-        "_target_": "builtins.open", "file": str(victim), "mode": "w"}
+        "_target_": "builtins.open",
+        "file": str(victim),
+        "mode": "w",
+    }
     evil = out_dir / "evil.pth"
     save_checkpoint_file(state, str(evil))
     eval_config = get_config(
         "gym/ddppo_cartpole",
         run_overrides(out_dir)
-        + [f"habitat_baselines.eval_ckpt_path_dir={evil}",
-           "habitat_baselines.test_episode_count=2", "habitat_baselines.evaluate=True"],
+        + [
+            f"habitat_baselines.eval_ckpt_path_dir={evil}",
+            "habitat_baselines.test_episode_count=2",
+            "habitat_baselines.evaluate=True",
+        ],
     )
     assert eval_config.habitat_baselines.load_resume_state_config  # upstream's default
     execute_exp(eval_config, "eval")  # with this run's env factory

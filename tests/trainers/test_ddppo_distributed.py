@@ -33,11 +33,24 @@ def _free_ports(count: int):
 def _two_ranks_command(tmp_path, config_name, overrides):
     """(command, environment) training on 2 gloo ranks under torchrun."""
     store_port, launcher_port = _free_ports(2)
-    env = dict(os.environ, MAIN_PORT=str(store_port), MAIN_ADDR="127.0.0.1",
-               GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
-           f"--master_port={launcher_port}", str(WORKER), str(tmp_path), config_name,
-           *overrides]
+    env = dict(
+        os.environ,
+        MAIN_PORT=str(store_port),
+        MAIN_ADDR="127.0.0.1",
+        GLOO_SOCKET_IFNAME="lo",
+        OMP_NUM_THREADS="1",
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node=2",
+        f"--master_port={launcher_port}",
+        str(WORKER),
+        str(tmp_path),
+        config_name,
+        *overrides,
+    ]
     return cmd, env
 
 
@@ -46,7 +59,7 @@ def _run_two_ranks(tmp_path, config_name, overrides):
     cmd, env = _two_ranks_command(tmp_path, config_name, overrides)
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, "\n".join(
-        l for l in done.stderr.splitlines() if "rank1]" in l or "Error" in l
+        ln for ln in done.stderr.splitlines() if "rank1]" in ln or "Error" in ln
     )[-6000:]
     return [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
 
@@ -54,18 +67,26 @@ def _run_two_ranks(tmp_path, config_name, overrides):
 def _slow_rank1(factor: int):
     """Global env indices 2 and 3 are rank 1's two envs: make them slow."""
     s = "habitat_baselines.embedded_env.straggler"
-    return [f"{s}.enabled=True", f"{s}.base_step_seconds=0.002",
-            f"{s}.speed_factor_min=1.0", f"{s}.speed_factor_max=1.0",
-            f"{s}.jitter=0.0", f"{s}.long_step_prob=0.0",
-            f"{s}.slow_env_indices=[2,3]", f"{s}.slow_factor={factor}"]
+    return [
+        f"{s}.enabled=True",
+        f"{s}.base_step_seconds=0.002",
+        f"{s}.speed_factor_min=1.0",
+        f"{s}.speed_factor_max=1.0",
+        f"{s}.jitter=0.0",
+        f"{s}.long_step_prob=0.0",
+        f"{s}.slow_env_indices=[2,3]",
+        f"{s}.slow_factor={factor}",
+    ]
 
 
 @pytest.mark.multiproc
 def test_ver_on_two_ranks_keeps_parameters_identical(tmp_path):
     updates = 3
     rank0, rank1 = _run_two_ranks(
-        tmp_path, "gym/ver_cartpole", run_overrides(tmp_path / "run", num_updates=updates)
-        + ["habitat_baselines.distrib_preemption.policy=none"]
+        tmp_path,
+        "gym/ver_cartpole",
+        run_overrides(tmp_path / "run", num_updates=updates)
+        + ["habitat_baselines.distrib_preemption.policy=none"],
     )
     assert rank0["params"] == rank1["params"]
     # Each rank's rollout holds T*N steps; the step counter sums both ranks.
@@ -76,8 +97,11 @@ def test_ver_on_two_ranks_keeps_parameters_identical(tmp_path):
 @pytest.mark.multiproc
 def test_straggler_rank_is_preempted_and_parameters_stay_identical(tmp_path):
     updates = 4
-    overrides = run_overrides(tmp_path / "run", num_updates=updates) + [
-        "habitat_baselines.rl.ddppo.sync_frac=0.5"] + _slow_rank1(40)
+    overrides = (
+        run_overrides(tmp_path / "run", num_updates=updates)
+        + ["habitat_baselines.rl.ddppo.sync_frac=0.5"]
+        + _slow_rank1(40)
+    )
     fast, slow = _run_two_ranks(tmp_path, "gym/ddppo_cartpole", overrides)
 
     assert fast["params"] == slow["params"]  # gradients were averaged every update
@@ -162,7 +186,8 @@ def _signal_rank_once_trained_past(tmp_path, run, overrides, rank, past_update):
 def test_sigterm_on_one_rank_stops_both_after_one_update_and_the_run_resumes(tmp_path):
     run = tmp_path / "run"
     overrides = run_overrides(run, num_updates=100000) + [
-        "habitat_baselines.distrib_preemption.policy=none"]
+        "habitat_baselines.distrib_preemption.policy=none"
+    ]
     files = ResumeStateFiles(str(run / "checkpoints"))
     # Only rank 1 gets the signal (SLURM's may reach ranks at different times).
     rank0, rank1 = _signal_rank_once_trained_past(tmp_path, run, overrides, 1, 0)

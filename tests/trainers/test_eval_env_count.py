@@ -25,9 +25,16 @@ def test_recurrent_policy_evaluates_one_env_per_scene(trainer, out_dir, monkeypa
     execute_exp(get_config(config_name, run_overrides(out_dir, 1) + GRU), "train")
     # One scene for 2 envs: the factory builds a single env for evaluation.
     monkeypatch.setattr(factory, "_scenes_of", lambda config: ["only_scene"])
-    eval_config = get_config(config_name, run_overrides(out_dir, num_envs=2) + GRU + [
-        f"habitat_baselines.eval_ckpt_path_dir={out_dir}/checkpoints/latest.pth",
-        "habitat_baselines.test_episode_count=3", "habitat_baselines.evaluate=True"])
+    eval_config = get_config(
+        config_name,
+        run_overrides(out_dir, num_envs=2)
+        + GRU
+        + [
+            f"habitat_baselines.eval_ckpt_path_dir={out_dir}/checkpoints/latest.pth",
+            "habitat_baselines.test_episode_count=3",
+            "habitat_baselines.evaluate=True",
+        ],
+    )
     execute_exp(eval_config, "eval")
     events = EventAccumulator(str(out_dir / "tb"))
     events.Reload()

@@ -47,7 +47,9 @@ def test_ddppo_runs_upstreams_factory_with_an_explicit_scene_list(out_dir):
 def test_ver_runs_with_upstreams_default_storage_name(out_dir):
     # Upstream's RolloutStorage does not take VER's `variable_experience`
     # argument (TypeError in the storage constructor).
-    overrides = run_overrides(out_dir, 2) + ["habitat_baselines.rollout_storage_name=RolloutStorage"]
+    overrides = run_overrides(out_dir, 2) + [
+        "habitat_baselines.rollout_storage_name=RolloutStorage"
+    ]
     trainer = execute_exp(get_config("gym/ver_cartpole", overrides), "train")
     assert type(trainer._agent.rollouts) is VERStorage
     assert trainer.num_steps_done == 2 * T * N
@@ -63,18 +65,25 @@ def test_ver_reads_lockstep_storage_names_as_ver_storage(name):
 
 
 def test_ver_refuses_a_storage_it_cannot_fill(out_dir):
-    config = get_config("gym/ver_cartpole", run_overrides(out_dir) + [
-        "habitat_baselines.rollout_storage_name=HrlRolloutStorage"])
-    with pytest.raises(ConfigError, match=(
+    config = get_config(
+        "gym/ver_cartpole",
+        run_overrides(out_dir) + ["habitat_baselines.rollout_storage_name=HrlRolloutStorage"],
+    )
+    with pytest.raises(
+        ConfigError,
+        match=(
             r"habitat_baselines.rollout_storage_name='HrlRolloutStorage' is not allowed "
-            r"for trainer 'ver': it needs 'VERStorage'")):
+            r"for trainer 'ver': it needs 'VERStorage'"
+        ),
+    ):
         VERTrainer(config)
     assert not (out_dir / "checkpoints").exists()  # refused before any file or process
 
 
 def test_appo_runs_a_config_without_its_section(out_dir):
     plain = OmegaConf.to_container(
-        get_config("gym/appo_cartpole", run_overrides(out_dir, 2, num_envs=4)))
+        get_config("gym/appo_cartpole", run_overrides(out_dir, 2, num_envs=4))
+    )
     rl = plain["habitat_baselines"].pop("rl")
     del rl["appo"], rl["max_nonfinite_rewards"]  # not in upstream's schema
     config = OmegaConf.create(plain)
@@ -91,9 +100,14 @@ def test_appo_runs_a_config_without_its_section(out_dir):
 
 def test_env_builders_split_the_scenes_across_envs():
     # ver's and appo's env workers: before, every env got every scene.
-    config = get_config("gym/ver_cartpole", [
-        "habitat.env_task=GymHabitatEnv", "habitat_baselines.num_environments=2",
-        "habitat.dataset.content_scenes=[s0,s1,s2]"])
+    config = get_config(
+        "gym/ver_cartpole",
+        [
+            "habitat.env_task=GymHabitatEnv",
+            "habitat_baselines.num_environments=2",
+            "habitat.dataset.content_scenes=[s0,s1,s2]",
+        ],
+    )
     scenes = [list(make.args[0].habitat.dataset.content_scenes) for _, make in env_builders(config)]
     assert sorted(scenes[0] + scenes[1]) == ["s0", "s1", "s2"]
     assert sorted(len(s) for s in scenes) == [1, 2]
@@ -103,11 +117,16 @@ def test_env_builders_split_the_scenes_across_envs():
 
 @pytest.mark.parametrize("trainer_name", ["ddppo", "ver", "appo"])
 def test_upstream_pointnav_config_is_adapted_for_each_trainer(trainer_name):
-    config = get_config("pointnav/ddppo_pointnav", [f"habitat_baselines.trainer_name={trainer_name}"],
-                        config_dir=UPSTREAM_CONFIGS)
+    config = get_config(
+        "pointnav/ddppo_pointnav",
+        [f"habitat_baselines.trainer_name={trainer_name}"],
+        config_dir=UPSTREAM_CONFIGS,
+    )
     baselines = config.habitat_baselines
     assert (baselines.vector_env_factory._target_, baselines.rollout_storage_name) == (
-        UPSTREAM_FACTORY, "RolloutStorage")
+        UPSTREAM_FACTORY,
+        "RolloutStorage",
+    )
     assert "appo" not in baselines.rl
     adapted = get_trainer_class(trainer_name).adapt_config(config).habitat_baselines
     assert adapted.vector_env_factory._target_ == OUR_ENV_FACTORY

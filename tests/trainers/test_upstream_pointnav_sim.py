@@ -47,8 +47,11 @@ N, T, UPDATES = 4, 8, 2  # N is the upstream config's own num_environments
 def _stage_dir():
     import habitat_sim
 
-    for candidate in (STAGES, Path("/work/shared/habitat-sim/data/test_assets/scenes"),
-                      Path(habitat_sim.__file__).parents[1] / "data" / "test_assets" / "scenes"):
+    for candidate in (
+        STAGES,
+        Path("/work/shared/habitat-sim/data/test_assets/scenes"),
+        Path(habitat_sim.__file__).parents[1] / "data" / "test_assets" / "scenes",
+    ):
         if (candidate / "simple_room.glb").is_file():
             return candidate
     pytest.skip("habitat-sim's test stage simple_room.glb is not available")
@@ -64,21 +67,32 @@ def dataset(tmp_path_factory):
     stages.mkdir()
     for scene in SCENES:
         shutil.copy(_stage_dir() / "simple_room.glb", stages / f"{scene}.glb")
-    return make_dataset([str(stages / f"{s}.glb") for s in SCENES], str(root / "data"),
-                        "rooms", {"train": 4, "val": 1}, 1.0, 3.0)
+    return make_dataset(
+        [str(stages / f"{s}.glb") for s in SCENES],
+        str(root / "data"),
+        "rooms",
+        {"train": 4, "val": 1},
+        1.0,
+        3.0,
+    )
 
 
 def _run(trainer_name, dataset, out):
     cmd = [
-        sys.executable, "-m", "habitat_baselines.run",
-        f"--config-path={UPSTREAM_CONFIGS}", "--config-name=pointnav/ddppo_pointnav",
+        sys.executable,
+        "-m",
+        "habitat_baselines.run",
+        f"--config-path={UPSTREAM_CONFIGS}",
+        "--config-name=pointnav/ddppo_pointnav",
         f"habitat_baselines.trainer_name={trainer_name}",
-        f"habitat.dataset.data_path=\"{dataset['data_path']}\"",
+        f'habitat.dataset.data_path="{dataset["data_path"]}"',
         f"habitat.dataset.scenes_dir={dataset['scenes_dir']}",
         f"habitat.dataset.content_scenes=[{','.join(SCENES)}]",
         "habitat.simulator.habitat_sim_v0.gpu_device_id=-1",
-        f"habitat_baselines.num_updates={UPDATES}", "habitat_baselines.total_num_steps=-1",
-        f"habitat_baselines.rl.ppo.num_steps={T}", "habitat_baselines.log_interval=1",
+        f"habitat_baselines.num_updates={UPDATES}",
+        "habitat_baselines.total_num_steps=-1",
+        f"habitat_baselines.rl.ppo.num_steps={T}",
+        "habitat_baselines.log_interval=1",
         f"habitat_baselines.checkpoint_folder={out}/checkpoints",
         f"habitat_baselines.tensorboard_dir={out}/tb",
         f"habitat_baselines.log_file={out}/train.log",

@@ -26,10 +26,16 @@ T, N = 16, 2
 def _straggler(slow_index: int, seconds: float):
     """Env ``slow_index`` waits ``seconds`` per step, the others 1 ms."""
     s = "habitat_baselines.embedded_env.straggler"
-    return [f"{s}.enabled=True", f"{s}.base_step_seconds=0.001",
-            f"{s}.speed_factor_min=1.0", f"{s}.speed_factor_max=1.0",
-            f"{s}.jitter=0.0", f"{s}.long_step_prob=0.0",
-            f"{s}.slow_env_indices=[{slow_index}]", f"{s}.slow_factor={seconds / 0.001}"]
+    return [
+        f"{s}.enabled=True",
+        f"{s}.base_step_seconds=0.001",
+        f"{s}.speed_factor_min=1.0",
+        f"{s}.speed_factor_max=1.0",
+        f"{s}.jitter=0.0",
+        f"{s}.long_step_prob=0.0",
+        f"{s}.slow_env_indices=[{slow_index}]",
+        f"{s}.slow_factor={seconds / 0.001}",
+    ]
 
 
 def test_short_run_collects_t_times_n_steps_per_rollout(out_dir):
@@ -89,7 +95,6 @@ def test_importance_weights_reach_the_loss(out_dir):
         assert losses["ver_is_coeffs_min"] < 1.0  # the fast env is down-weighted
     finally:
         trainer.envs.close()
-
 
 
 def _flat(tree, prefix=""):
@@ -179,8 +184,11 @@ def test_a_rollout_filled_while_learning_is_taken_as_it_is(out_dir):
 
 def _serial_overlap_trainer(out_dir):
     """3 in-process CartPole envs, overlap of collection and learning on."""
-    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2, num_envs=3) + [
-        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
+    config = get_config(
+        "gym/ver_cartpole",
+        run_overrides(out_dir, 2, num_envs=3)
+        + ["habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"],
+    )
     trainer = VERTrainer(config)
     trainer.serial_envs = True
     trainer._init_train()
@@ -218,8 +226,10 @@ def test_overlapped_collector_acts_on_held_envs_first(out_dir):
 def test_nonfinite_rewards_are_counted_then_fail_naming_the_env(out_dir):
     # Env 1 of 2 pays NaN at every step: its 16 steps of rollout 1 are learnt
     # as 0 and counted; with max_nonfinite_rewards=20 the 21st is fatal.
-    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2) + [
-        "habitat_baselines.rl.max_nonfinite_rewards=20"])
+    config = get_config(
+        "gym/ver_cartpole",
+        run_overrides(out_dir, 2) + ["habitat_baselines.rl.max_nonfinite_rewards=20"],
+    )
     trainer = VERTrainer(config)
     trainer.serial_envs = True
     trainer._init_train()
@@ -239,8 +249,9 @@ def test_nonfinite_rewards_are_counted_then_fail_naming_the_env(out_dir):
         assert rollouts.buffers["rewards"][learnable].abs().sum() == 0.0
         losses = trainer._learn(T * N)
         assert losses["system/nonfinite_rewards"] == 16.0
-        with pytest.raises(NonFiniteRewardError,
-                           match=r"environment 1 returned reward nan: 21 non-finite"):
+        with pytest.raises(
+            NonFiniteRewardError, match=r"environment 1 returned reward nan: 21 non-finite"
+        ):
             trainer._collect_rollout()
     finally:
         trainer.envs.close()
@@ -248,8 +259,10 @@ def test_nonfinite_rewards_are_counted_then_fail_naming_the_env(out_dir):
 
 def test_bad_max_nonfinite_rewards_is_named(out_dir):
     # (A float is refused by the schema's int type when the config is composed.)
-    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 1) + [
-        "habitat_baselines.rl.max_nonfinite_rewards=-1"])
+    config = get_config(
+        "gym/ver_cartpole",
+        run_overrides(out_dir, 1) + ["habitat_baselines.rl.max_nonfinite_rewards=-1"],
+    )
     with pytest.raises(ConfigError, match=r"max_nonfinite_rewards=-1 .*integer >= 0"):
         VERTrainer(config)
 
@@ -261,10 +274,13 @@ def test_time_limit_cuts_bootstrap_in_the_storage(out_dir):
     # CartPole cut after 3 steps (never falls that soon): every episode end is
     # gym's TimeLimit cut, and each cut step's return is r + gamma * V(s_t).
     if SHORT_CARTPOLE not in gym.envs.registry.env_specs:
-        gym.register(SHORT_CARTPOLE, entry_point="gym.envs.classic_control:CartPoleEnv",
-                     max_episode_steps=3)
-    config = get_config("gym/ver_cartpole", run_overrides(out_dir, 2) + [
-        f"habitat.env_task_gym_id={SHORT_CARTPOLE}"])
+        gym.register(
+            SHORT_CARTPOLE, entry_point="gym.envs.classic_control:CartPoleEnv", max_episode_steps=3
+        )
+    config = get_config(
+        "gym/ver_cartpole",
+        run_overrides(out_dir, 2) + [f"habitat.env_task_gym_id={SHORT_CARTPOLE}"],
+    )
     trainer = VERTrainer(config)
     trainer.serial_envs = True
     trainer._init_train()
@@ -277,8 +293,9 @@ def test_time_limit_cuts_bootstrap_in_the_storage(out_dir):
         gamma = config.habitat_baselines.rl.ppo.gamma
         rollouts.compute_returns(None, True, gamma, config.habitat_baselines.rl.ppo.tau)
         slots = torch.nonzero(rollouts._slots["truncated"] & learnable).view(-1)
-        torch.testing.assert_close(rollouts.buffers["returns"][slots],
-                                   1.0 + gamma * rollouts.buffers["value_preds"][slots])
+        torch.testing.assert_close(
+            rollouts.buffers["returns"][slots], 1.0 + gamma * rollouts.buffers["value_preds"][slots]
+        )
     finally:
         trainer.envs.close()
 
@@ -384,7 +401,8 @@ def test_steps_collected_while_learning_count_towards_the_preemption_target(out_
 @pytest.mark.multiproc
 def test_overlapped_run_counts_every_step_once(out_dir):
     overrides = run_overrides(out_dir, 4) + [
-        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"]
+        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"
+    ]
     trainer = execute_exp(get_config("gym/ver_cartpole", overrides), "train")
     assert trainer.num_updates_done == 4
     assert [sum(c) for c in trainer.env_steps_per_rollout] == [T * N] * 4
@@ -410,15 +428,25 @@ def _default_sigint() -> None:
 @pytest.mark.multiproc
 def test_ctrl_c_stops_the_run_and_every_worker(tmp_path):
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "habitat_ver.run", "--config-name=gym/ver_cartpole",
-           *run_overrides(out, num_updates=100000)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "habitat_ver.run",
+        "--config-name=gym/ver_cartpole",
+        *run_overrides(out, num_updates=100000),
+    ]
     # stderr goes to a file: a pipe nobody reads fills up and blocks the run.
     # A shell starts background jobs (`make test &`, nohup) with SIGINT ignored,
     # and children inherit that, so the run gets the terminal's disposition back.
     with open(tmp_path / "stderr.txt", "w") as stderr:
-        proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL,
-                                stderr=stderr, start_new_session=True,
-                                preexec_fn=_default_sigint)
+        proc = subprocess.Popen(
+            cmd,
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+            preexec_fn=_default_sigint,
+        )
     try:
         deadline = time.monotonic() + 120
         while not (out / "checkpoints" / "resume-state.pth").exists():
