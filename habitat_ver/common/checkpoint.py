@@ -173,7 +173,7 @@ def load_checkpoint_file(path: str) -> Dict[str, Any]:
         try:
             with torch.serialization.safe_globals(safe):
                 state = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             raise CorruptCheckpointError(path, str(error)) from error
     if not isinstance(state, dict):
         raise CorruptCheckpointError(path, f"expected a dict, got {type(state)}")
