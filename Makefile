@@ -45,12 +45,20 @@ install: $(STAMP) $(SIM_STAMP)
 demo: $(STAMP)
 	$(PY) -m habitat_ver.run --config-name=$(DEMO_CONFIG) $(DEMO_ARGS)
 
+# Lint, format and type checks (config in pyproject.toml); `make test` runs
+# them first.  The same three run as pre-commit hooks (.pre-commit-config.yaml).
+.PHONY: lint
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
 # Two sessions: everything but `sim` in forced sim-free mode (tests/conftest.py),
 # then the `sim` tests with the real habitat-sim in the test process (skipped
 # where it is not installed); then the fast suite on Python 3.9.
 SIM_TEST_ENV := HABITAT_SIM_TEST_ASSETS=$(HABITAT_SIM_DIR)/data/test_assets
 
-test: $(STAMP) $(SIM_STAMP)
+test: lint $(STAMP) $(SIM_STAMP)
 	$(SIM_TEST_ENV) $(PY) -m pytest -q -m "not sim" $(PYTEST_ARGS)
 	$(SIM_TEST_ENV) HABITAT_VER_SIM_FREE=0 $(PY) -m pytest -q -m sim $(PYTEST_ARGS)
 	$(MAKE) test-py39

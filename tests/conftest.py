@@ -16,9 +16,9 @@ import pytest
 
 os.environ.setdefault("HABITAT_VER_SIM_FREE", "1")
 
-import habitat_ver  # noqa: F401,E402
-from habitat_ver.compat import sim_free  # noqa: E402
-from habitat_ver.compat.sim_free import real_habitat_sim_installed  # noqa: E402
+import habitat_ver  # noqa: F401
+from habitat_ver.compat import sim_free
+from habitat_ver.compat.sim_free import real_habitat_sim_installed
 
 SIM_SKIP_REASON = (
     "habitat-sim is not installed: `conda install habitat-sim withbullet -c conda-forge "

@@ -19,7 +19,7 @@ Three upstream faults are fixed here:
 import importlib
 import logging
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union, cast
 
 import torch
 from omegaconf import DictConfig, OmegaConf
@@ -28,6 +28,10 @@ from habitat_ver.common.atomic import write_atomically
 from habitat_ver.common.checksum import CHECKSUM_KEY, checksum_mismatch, with_checksum
 
 logger = logging.getLogger(__name__)
+
+# An element of torch.serialization.safe_globals' list: an object, or the
+# object and its full name.
+_SafeGlobal = Union[Callable[..., Any], Tuple[Callable[..., Any], str]]
 
 RESUME_STATE_NAME = "resume-state.pth"
 PREVIOUS_RESUME_STATE_NAME = "resume-state.prev.pth"
@@ -99,7 +103,9 @@ def save_checkpoint_file(state: Dict[str, Any], path: str) -> None:
 
 def config_to_plain(config: DictConfig) -> Dict[str, Any]:
     """A config as plain dicts/lists, loadable with ``weights_only=True``."""
-    return OmegaConf.to_container(config, resolve=True)
+    # OmegaConf types the result for any node and key type; a DictConfig of
+    # habitat's gives a dict keyed by str.
+    return cast(Dict[str, Any], OmegaConf.to_container(config, resolve=True))
 
 
 def plain_to_config(plain: Dict[str, Any]) -> DictConfig:
@@ -124,7 +130,7 @@ def _resolve(name: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
-def _config_globals(path: str) -> List[Tuple[Any, str]]:
+def _config_globals(path: str) -> List[_SafeGlobal]:
     # (object, full name) pairs: torch keys a bare object by its __name__,
     # which typing aliases such as typing.List lack before Python 3.10.
     names = torch.serialization.get_unsafe_globals_in_checkpoint(path)
@@ -167,7 +173,7 @@ def load_checkpoint_file(path: str) -> Dict[str, Any]:
         try:
             with torch.serialization.safe_globals(safe):
                 state = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             raise CorruptCheckpointError(path, str(error)) from error
     if not isinstance(state, dict):
         raise CorruptCheckpointError(path, f"expected a dict, got {type(state)}")

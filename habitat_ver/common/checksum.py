@@ -24,7 +24,7 @@ def _update(digest: Any, value: Any) -> None:
         tensor = value.detach().cpu().contiguous()
         digest.update(f"tensor:{tensor.dtype}:{tuple(tensor.shape)}:".encode())
         # A byte view hashes every dtype (bfloat16 included) without conversion.
-        digest.update(memoryview(tensor.reshape(-1).view(torch.uint8).numpy()))
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy().data)
     elif isinstance(value, dict):
         digest.update(f"dict:{len(value)}:".encode())
         for key, item in value.items():

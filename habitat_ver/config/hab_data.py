@@ -68,7 +68,7 @@ def source_of(path: str) -> Tuple[Optional[str], str, Optional[str]]:
     (the episodes live under ``datasets/replica_cad``, not ``replica_cad``).
     """
     parts = os.path.normpath(path).split(os.sep)
-    best = (None, path, None)
+    best: Tuple[Optional[str], str, Optional[str]] = (None, path, None)
     best_len = 0
     for uid, (link, _) in DATA_SOURCES.items():
         link_parts = link.split("/")
@@ -116,16 +116,20 @@ def missing_hab_data(config: Any) -> List[MissingData]:
 
 def download_command(missing: List[MissingData]) -> Optional[str]:
     """The ``datasets_download`` command line fetching every known uid."""
-    uids = list(dict.fromkeys(m.uid for m in missing if m.uid is not None))
-    if not uids:
+    known = [(m.uid, m.data_path) for m in missing if m.uid is not None]
+    if not known:
         return None
-    roots = list(dict.fromkeys(m.data_path for m in missing if m.uid is not None))
+    roots = list(dict.fromkeys(root for _, root in known))
     # Several roots only when the config mixes them; each uid goes to its own.
-    if len(roots) > 1:
-        return " && ".join(
-            download_command([m for m in missing if m.data_path == root]) for root in roots
-        )
-    return f"python -m {DOWNLOAD_MODULE} --uids {' '.join(uids)} --data-path {roots[0]}"
+    return " && ".join(
+        _download_to(root, [uid for uid, where in known if where == root]) for root in roots
+    )
+
+
+def _download_to(data_path: Optional[str], uids: List[str]) -> str:
+    """One ``datasets_download`` command line: ``uids`` (deduplicated) into ``data_path``."""
+    unique = " ".join(dict.fromkeys(uids))
+    return f"python -m {DOWNLOAD_MODULE} --uids {unique} --data-path {data_path}"
 
 
 def describe_missing(missing: List[MissingData]) -> str:

@@ -8,7 +8,7 @@ plain dicts (``rl.policy``, ``task.measurements``, ...) hold any key.
 """
 
 import dataclasses
-from typing import Any, Iterator, List, NamedTuple
+from typing import Any, Iterator, List, NamedTuple, Optional, Tuple, Union
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
@@ -22,18 +22,19 @@ class UnknownKey(NamedTuple):
     known: List[str]  # the dataclass's fields
 
 
-def _children(node: Any, path: str) -> Iterator[tuple]:
+def _children(node: Any, path: str) -> Iterator[Tuple[str, Any, Any]]:
     if node._is_none() or node._is_missing() or node._is_interpolation():
         return
     if isinstance(node, DictConfig):
         for key in node.keys():
-            yield f"{path}.{key}" if path else str(key), key, node._get_node(key)
+            name = str(key)
+            yield f"{path}.{name}" if path else name, key, node._get_node(key)
     elif isinstance(node, ListConfig):
         for index in range(len(node)):
             yield f"{path}[{index}]", index, node._get_node(index)
 
 
-def unknown_keys(config: DictConfig, path: str = "") -> List[UnknownKey]:
+def unknown_keys(config: Union[DictConfig, ListConfig], path: str = "") -> List[UnknownKey]:
     """Every key under ``config`` that its dataclass-typed parent does not declare.
 
     Args:
@@ -45,13 +46,11 @@ def unknown_keys(config: DictConfig, path: str = "") -> List[UnknownKey]:
     """
     found: List[UnknownKey] = []
     schema = OmegaConf.get_type(config) if isinstance(config, DictConfig) else None
-    known = (
-        [f.name for f in dataclasses.fields(schema)]
-        if schema is not None and dataclasses.is_dataclass(schema)
-        else None
-    )
+    known: Optional[List[str]] = None
+    if schema is not None and dataclasses.is_dataclass(schema):
+        known = [f.name for f in dataclasses.fields(schema)]
     for child_path, key, child in _children(config, path):
-        if known is not None and key not in known:
+        if schema is not None and known is not None and key not in known:
             value = child
             if isinstance(child, (DictConfig, ListConfig)):
                 value = OmegaConf.to_container(child, resolve=False)

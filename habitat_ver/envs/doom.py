@@ -130,7 +130,7 @@ class DoomEnv(gym.Env):
         episode_timeout: optional cap on tics per episode (cfg default if None).
     """
 
-    metadata = {"render.modes": []}
+    metadata: Dict[str, List[str]] = {"render.modes": []}
 
     def __init__(
         self,

@@ -247,6 +247,7 @@ class GaussianHead(nn.Module):
             std_init = 1.0
         self.std_bounds = (float(bounds[0]), float(bounds[1]))
         self.num_outputs = num_outputs
+        self.std_param: Optional[nn.Parameter]
         if _cfg(config, "use_std_param", False):
             self.std_param = nn.Parameter(torch.full((num_outputs,), std_init))
             self.linear = nn.Linear(num_inputs, num_outputs)

@@ -67,6 +67,12 @@ class _SmallCNN(nn.Module):
             flat = self.conv(torch.zeros(1, channels, height, width)).shape[1]
         self.fc = nn.Sequential(nn.Linear(flat, out_size), nn.ReLU(inplace=True))
 
+    @classmethod
+    def for_space(cls, space: spaces.Box, out_size: int) -> "_SmallCNN":
+        """The CNN for an HWC image space."""
+        height, width, channels = space.shape
+        return cls(height, width, channels, out_size)
+
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         # HWC batches from the env -> float NCHW in [0, 1], in one place:
         # uint8 images (RGB) are scaled, float ones (habitat's normalised
@@ -105,7 +111,7 @@ class CompactNet(Net):
         self._hidden_size = hidden_size
         self.cnns = nn.ModuleDict(
             {
-                k: _SmallCNN(*observation_space.spaces[k].shape, hidden_size)
+                k: _SmallCNN.for_space(observation_space.spaces[k], hidden_size)
                 for k in self._image_keys
             }
         )
@@ -126,7 +132,9 @@ class CompactNet(Net):
         self._rnn_type = rnn_type
         if rnn_type == "none":
             self.state_encoder = None
-            self.merge = nn.Sequential(nn.Linear(embed_size, hidden_size), nn.Tanh())
+            self.merge: Optional[nn.Sequential] = nn.Sequential(
+                nn.Linear(embed_size, hidden_size), nn.Tanh()
+            )
             self._num_layers = 1
         else:
             self.state_encoder = build_rnn_state_encoder(
@@ -174,6 +182,7 @@ class CompactNet(Net):
         embedding = torch.cat(parts, 1)
         if self.state_encoder is None:
             # Feed-forward: the recurrent state is carried through untouched.
+            assert self.merge is not None  # built exactly when there is no RNN
             return self.merge(embedding), rnn_hidden_states, {}
         features, rnn_hidden_states = self.state_encoder(
             embedding, rnn_hidden_states, masks, rnn_build_seq_info

@@ -17,7 +17,7 @@ our own knobs in ``habitat_baselines.ver_policy``
 (:class:`~habitat_ver.config.ver_policy.VERPolicyConfig`).
 """
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, cast
 
 import numpy as np
 import torch
@@ -169,6 +169,9 @@ class VERNet(Net):
             _keys_of_rank(observation_space, 1) if cfg.vector_keys is None else cfg.vector_keys
         )
         embed = cfg.visual_embedding_size or hidden_size
+        # Both set, or both None (no image observation).
+        self.visual_encoder: Optional[VisualEncoder]
+        self.visual_fc: Optional[nn.Sequential]
         if visual_keys:
             self.visual_encoder = VisualEncoder(
                 observation_space,
@@ -226,7 +229,7 @@ class VERNet(Net):
     ) -> Tuple[Tensor, Tensor, Dict[str, Tensor]]:
         aux_state: Dict[str, Tensor] = {}
         parts = []
-        if self.visual_encoder is not None:
+        if self.visual_encoder is not None and self.visual_fc is not None:
             perception = self.visual_fc(self.visual_encoder(observations))
             aux_state["perception_embed"] = perception
             parts.append(perception)
@@ -237,6 +240,12 @@ class VERNet(Net):
         )
         aux_state["rnn_output"] = features
         return features, rnn_hidden_states, aux_state
+
+
+def _plain(section: Any) -> Dict[str, Any]:
+    """A config section (a DictConfig) as a plain dict keyed by field name."""
+    # OmegaConf types the result for any node and key type.
+    return cast(Dict[str, Any], OmegaConf.to_container(section, resolve=True))
 
 
 def _distribution_type(action_space: spaces.Space, policy_config: Optional[Any]) -> str:
@@ -304,7 +313,12 @@ class VERPolicy(NetPolicy):
             getattr(policy_config, "action_dist", None),
         )
         self.critic = CriticHead(self.net.output_size)
-        self.aux_loss_modules = get_aux_modules(aux_loss_config, action_space, self.net)
+        # upstream annotates DictConfig but returns no modules for None.
+        self.aux_loss_modules = get_aux_modules(
+            aux_loss_config,  # type: ignore[arg-type]
+            action_space,
+            self.net,
+        )
 
     def act(
         self,
@@ -354,6 +368,6 @@ class VERPolicy(NetPolicy):
             rnn_type=baselines.rl.ddppo.rnn_type,
             num_recurrent_layers=baselines.rl.ddppo.num_recurrent_layers,
             policy_config=policy_config,
-            ver_config=VERPolicyConfig(**OmegaConf.to_container(ver_config, resolve=True)),
+            ver_config=VERPolicyConfig(**_plain(ver_config)),
             aux_loss_config=baselines.rl.get("auxiliary_losses"),
         )

@@ -11,9 +11,10 @@ position.  Add them to ``habitat.task.lab_sensors`` and
 ``habitat.gym.obs_keys`` of the evaluation config (docs/HAB.md).
 """
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from gym import spaces
 from habitat.core.simulator import Sensor, SensorTypes
 from habitat.tasks.rearrange.utils import UsesArticulatedAgentInterface
@@ -22,7 +23,7 @@ from habitat.tasks.rearrange.utils import UsesArticulatedAgentInterface
 UNREACHABLE = np.inf
 
 
-def geodesic_distances(pathfinder: Any, source: Sequence[float], targets: np.ndarray) -> np.ndarray:
+def geodesic_distances(pathfinder: Any, source: ArrayLike, targets: np.ndarray) -> np.ndarray:
     """Navmesh shortest-path length from ``source`` to each target.
 
     Args:

@@ -22,7 +22,7 @@ was trained with.  :class:`VERSkillLoader` replaces that one constructor:
 
 import os
 from collections import OrderedDict
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import gym.spaces as spaces
 from habitat.core.spaces import ActionSpace
@@ -83,7 +83,15 @@ def skill_action_space(train_config: Any, full_action_space: ActionSpace) -> Act
     return ActionSpace(OrderedDict((k, full_action_space[k]) for k in action_keys_of(train_config)))
 
 
-class VERSkillLoader:
+if TYPE_CHECKING:
+    # The mixin is only ever combined with an NnSkillPolicy subclass: the type
+    # checker sees it as one (its __init__, its from_config contract).
+    from habitat_baselines.rl.hrl.skills.nn_skill import NnSkillPolicy as _SkillBase
+else:
+    _SkillBase = object
+
+
+class VERSkillLoader(_SkillBase):
     """Mixin giving an upstream ``NnSkillPolicy`` subclass our constructor.
 
     Put it first in the bases: ``class VERPickSkill(VERSkillLoader, PickSkillPolicy)``.
@@ -117,8 +125,10 @@ class VERSkillLoader:
             selected[k] = truncate_obs_space(selected[k], config.obs_skill_input_dim)
         return spaces.Dict(selected)
 
+    # Upstream's skills narrow Policy.from_config (batch_size and full_config
+    # required, no **kwargs), as its own SkillPolicy does.
     @classmethod
-    def from_config(
+    def from_config(  # type: ignore[override]
         cls,
         config,
         observation_space,

@@ -22,9 +22,10 @@ environment's *first* sequence in the minibatch, which is wrong for a cut
 tail when the same environment has an earlier episode in that minibatch.)
 """
 
-from typing import Dict, List, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Optional
 
 import numpy as np
+from numpy.typing import NDArray
 import torch
 from torch import Tensor
 
@@ -295,7 +296,7 @@ def pack_sequences(starts: Tensor, lengths: Tensor) -> PackedLayout:
     return PackedLayout(indices, num_seqs_at_step, sorted_lengths)
 
 
-def packed_rnn_build_seq_info(layout: PackedLayout) -> Dict[str, np.ndarray]:
+def packed_rnn_build_seq_info(layout: PackedLayout) -> Dict[str, NDArray[Any]]:
     """habitat's ``rnn_build_seq_info`` for a batch already in packed order.
 
     The batch's rows are in :class:`PackedLayout` order, so ``select_inds`` is

@@ -8,7 +8,7 @@ returns of rows not learnt on are NaN, so advantage normalisation sees only
 the steps of this rollout.
 """
 
-from typing import Any, Dict
+from typing import Any, Callable, Dict, TypeVar, cast
 
 import torch
 from habitat_baselines.common.rollout_storage import RolloutStorage
@@ -22,6 +22,17 @@ from habitat_ver.algo.gae import (
 )
 
 __all__ = ["LockstepRolloutStorage"]
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+# habitat's timer is untyped; the context decorator it returns keeps the
+# signature of the method it wraps.
+_avg_time: Any = g_timer.avg_time
+
+
+def _timed(key: str, level: int) -> Callable[[_Method], _Method]:
+    """``@g_timer.avg_time(key, level=level)``, typed."""
+    decorator: Callable[[_Method], _Method] = _avg_time(key, level=level)
+    return decorator
 
 
 class LockstepRolloutStorage(RolloutStorage):
@@ -64,6 +75,11 @@ class LockstepRolloutStorage(RolloutStorage):
         row = self.current_rollout_step_idxs[buffer_index]
         self.truncated[row, envs] = truncated.cpu().bool().view(n, 1)
 
+    def _buffer(self, key: str) -> Tensor:
+        """A top-level buffer (habitat's TensorDict types each entry as a
+        tensor or a nested dict; these are tensors)."""
+        return cast(Tensor, self.buffers[key])
+
     def _truncation(self, num_steps: int, dones: Tensor) -> Dict[str, Tensor]:
         """Cuts among the ``num_steps`` steps and the value to bootstrap there.
 
@@ -74,9 +90,9 @@ class LockstepRolloutStorage(RolloutStorage):
         cut = self.truncated[1 : num_steps + 1].to(dones.device) & dones
         if not bool(cut.any()):
             return {}
-        return dict(truncated=cut, truncation_values=self.buffers["value_preds"][:num_steps])
+        return dict(truncated=cut, truncation_values=self._buffer("value_preds")[:num_steps])
 
-    @g_timer.avg_time("rollout_storage.compute_returns", level=1)
+    @_timed("rollout_storage.compute_returns", level=1)
     def compute_returns(self, next_value: Tensor, use_gae: bool, gamma: float, tau: float) -> None:
         """Fills ``buffers["returns"][:T]`` for the ``T`` steps collected and
         NaN in every later row (not learnt on: out of advantage statistics).
@@ -93,37 +109,37 @@ class LockstepRolloutStorage(RolloutStorage):
             next_value: ``[num_envs, 1]``
         """
         num_steps = self.current_rollout_step_idx
-        rewards = self.buffers["rewards"][:num_steps]
-        dones = dones_from_next_masks(self.buffers["masks"], num_steps)
+        rewards = self._buffer("rewards")[:num_steps]
+        dones = dones_from_next_masks(self._buffer("masks"), num_steps)
         if use_gae:
             # Upstream stores next_value in slot T as a side effect (and
             # after_update carries it to slot 0); kept, so every buffer but
             # the unused returns rows stays identical to upstream.
-            self.buffers["value_preds"][num_steps] = next_value
+            self._buffer("value_preds")[num_steps] = next_value
             _, returns = compute_gae(
                 rewards,
-                self.buffers["value_preds"][:num_steps],
+                self._buffer("value_preds")[:num_steps],
                 dones,
                 # Read back from the buffer: it casts next_value to the
                 # buffer's dtype, as upstream's loop sees it.
-                self.buffers["value_preds"][num_steps],
+                self._buffer("value_preds")[num_steps],
                 gamma=gamma,
                 gae_lambda=tau,  # habitat's `tau` is GAE's lambda
                 **self._truncation(num_steps, dones),
             )
         else:
             # Same upstream side effect as above, on the returns buffer.
-            self.buffers["returns"][num_steps] = next_value
+            self._buffer("returns")[num_steps] = next_value
             returns = compute_discounted_returns(
                 rewards,
                 dones,
-                self.buffers["returns"][num_steps],
+                self._buffer("returns")[num_steps],
                 gamma=gamma,
                 **self._truncation(num_steps, dones),
             )
-        self.buffers["returns"][:num_steps] = returns
+        self._buffer("returns")[:num_steps] = returns
         # PPO's get_advantages normalises over every finite row of the
         # [T + 1, N] buffer; row T and, after a preempted rollout, the rows
         # left from the one before are never learnt on, so NaN keeps them
         # out of the statistics (upstream leaves them in).
-        self.buffers["returns"][num_steps:] = float("nan")
+        self._buffer("returns")[num_steps:] = float("nan")

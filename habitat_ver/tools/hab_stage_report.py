@@ -19,16 +19,18 @@ the last column is the full task (``pddl_success``).
 import argparse
 import os
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 SCENARIOS = ("tidy_house", "prepare_groceries", "set_table")
 METHODS = {"": "TP-SRL", "_nonav": "TP-SRL(NoNav)"}
 RUN_NAMES = tuple(f"hab/{s}{m}" for s in SCENARIOS for m in METHODS)
 FULL = "full"
+# Success per stage: an interaction number (int) or FULL, the whole task.
+Stages = Dict[Union[int, str], float]
 
 # VER paper section 6 (Figure 6 and text): success after an interaction
 # (int) or of the full task, per (scenario, method).
-PAPER_REFERENCE: Dict[Tuple[str, str], Dict[object, float]] = {
+PAPER_REFERENCE: Dict[Tuple[str, str], Stages] = {
     ("tidy_house", "TP-SRL"): {FULL: 0.32},
     ("tidy_house", "TP-SRL(NoNav)"): {1: 0.50, 2: 0.20},
     ("prepare_groceries", "TP-SRL"): {FULL: 0.05},
@@ -57,9 +59,9 @@ def parse_eval_log(path: str) -> Dict[str, float]:
     return metrics
 
 
-def stage_success(metrics: Dict[str, float]) -> Dict[object, float]:
+def stage_success(metrics: Dict[str, float]) -> Stages:
     """``{interaction: success, ..., "full": pddl_success}``."""
-    out: Dict[object, float] = {}
+    out: Stages = {}
     for key, value in metrics.items():
         match = _STAGE.match(key)
         if match:
@@ -85,10 +87,10 @@ def _percent(value: Optional[float]) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def markdown_table(results: Dict[str, Dict[object, float]]) -> str:
+def markdown_table(results: Dict[str, Stages]) -> str:
     """One row per run: success (%) after each interaction, the full task,
     and the paper's numbers for that scenario and method."""
-    width = max((k for r in results.values() for k in r if k != FULL), default=0)
+    width = max((k for r in results.values() for k in r if isinstance(k, int)), default=0)
     header = ["scenario", "method"] + [str(i) for i in range(1, width + 1)] + ["full task", "paper"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, stages in results.items():
@@ -103,7 +105,7 @@ def markdown_table(results: Dict[str, Dict[object, float]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(results: Dict[str, Dict[object, float]], path: str) -> None:
+def plot(results: Dict[str, Stages], path: str) -> None:
     """Figure 6 layout: a panel per scenario, success (%) against interaction."""
     import matplotlib
 
@@ -114,8 +116,11 @@ def plot(results: Dict[str, Dict[object, float]], path: str) -> None:
     fig, axes = plt.subplots(1, len(scenarios), figsize=(5 * len(scenarios), 3.5), squeeze=False)
     for ax, scenario in zip(axes[0], scenarios):
         runs = {n: r for n, r in results.items() if split_run_name(n)[0] == scenario}
-        width = max(k for r in runs.values() for k in r if k != FULL)
-        x_of = lambda k, width=width: width + 1 if k == FULL else k  # noqa: E731
+        width = max(k for r in runs.values() for k in r if isinstance(k, int))
+
+        def x_of(k: Union[int, str], width: int = width) -> int:
+            return k if isinstance(k, int) else width + 1  # FULL after the last one
+
         for index, (name, stages) in enumerate(runs.items()):
             method = split_run_name(name)[1]
             xs = [x_of(k) for k in stages]
@@ -143,7 +148,7 @@ def plot(results: Dict[str, Dict[object, float]], path: str) -> None:
     plt.close(fig)
 
 
-def write_report(runs: Sequence[Tuple[str, str]], out_dir: str) -> Dict[str, Dict[object, float]]:
+def write_report(runs: Sequence[Tuple[str, str]], out_dir: str) -> Dict[str, Stages]:
     """Read ``(run name, log path)`` pairs; write ``stage_success.md`` and ``.png``."""
     results = {}
     for name, path in runs:
