@@ -14,30 +14,27 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 # canonical name -> the scalar tags that carry it, first found wins: the
-# namespaced names (issue 17) first, then the current ones (``perf/*`` are
-# habitat-baselines' running means, ``g_timer``: upstream ddppo and our ddppo
-# time ``trainer.update_agent``, upstream ddppo ``trainer.rollout_collect``).
+# namespaced names (issue 17: ``habitat_ver/common/log_keys.py``) first, then
+# the older ones (``perf/*``, and ``system/time/*`` after issue 17, are
+# habitat's ``g_timer`` running means: upstream ddppo and our ddppo time
+# ``trainer.update_agent``, upstream ddppo ``trainer.rollout_collect``).
 KEYS: Dict[str, Tuple[str, ...]] = {
-    "sps": ("system/sps", "system/fps", "perf/fps"),
-    "reward": ("reward", "learner/reward"),
+    "sps": ("system/sps", "perf/fps"),
+    "reward": ("reward",),
     "collect_s": (
-        "system/collect_s",
-        "system/collection_s",
         "system/collect_seconds",
-        "system/collection_seconds",
+        "system/time/trainer.rollout_collect",
         "perf/trainer.rollout_collect",
     ),
     "learn_s": (
-        "system/learn_s",
-        "system/learning_s",
         "system/learn_seconds",
-        "system/learning_seconds",
+        "system/time/trainer.update_agent",
         "perf/trainer.update_agent",
     ),
 }
 # Tags whose value is a running mean over the whole run (read: the last one);
 # every other tag is one update's value (read: the mean over steady updates).
-RUNNING_MEAN_PREFIXES = ("perf/", "log:")
+RUNNING_MEAN_PREFIXES = ("perf/", "system/time/", "log:")
 # Upstream ver's text log, once per log_interval: "learner: learn: 512.3ms  ..."
 # (learning per update) and "policy: rollout: 3012.1ms  ..." (collection per
 # rollout), both running means over the updates since the last report.

@@ -141,7 +141,7 @@ def run_variant(config: str, overrides: List[str], keep_curve: bool = False) -> 
             return {"error": done.stderr.strip().splitlines()[-3:], "wall_s": wall}
         try:  # one system's odd log must not lose the others
             # habitat's logger writes to stderr (upstream ver's timing lines too).
-            summary = run_logs.summarize(run_logs.read_run(f"{out}/tb", done.stderr))
+            summary = run_logs.summarize(run_logs.read_run(f"{out}/tb", done.stderr + done.stdout))
         except ValueError as error:
             return {"error": [str(error)], "wall_s": wall}
         if not keep_curve:

@@ -83,7 +83,7 @@ def test_split_fills_in_the_missing_part_from_the_update_time():
 def test_summarize_on_a_hand_made_run():
     sps = [(1024.0, 50.0, 100.0), (2048.0, 0, 104.0), (3072.0, 0, 108.0), (4096.0, 64.0, 112.0)]
     learn = [(1024.0, 9.0, 100.0), (2048.0, 1.0, 104.0), (3072.0, 1.0, 108.0), (4096.0, 1.0, 112.0)]
-    series = {"sps": ("perf/fps", sps), "learn_s": ("system/learn_s", learn)}
+    series = {"sps": ("perf/fps", sps), "learn_s": ("system/learn_seconds", learn)}
     summary = run_logs.summarize(series)
     assert summary["steady_sps"] == pytest.approx(2048 / 8)  # from the second update
     assert summary["mean_sps"] == 64.0
@@ -100,14 +100,14 @@ def test_read_run_maps_old_and_new_tags_and_upstream_log_lines(tmp_path):
     writer = SummaryWriter(str(tmp_path))
     for step in (64, 128):
         writer.add_scalar("perf/fps", 10.0, step)
-        writer.add_scalar("learner/system/collect_s", 2.0, step)  # via the losses dict
+        writer.add_scalar("learner/system/collect_seconds", 2.0, step)  # via the losses dict
         writer.add_scalar("perf/trainer.update_agent", 0.5, step)
         writer.add_scalar("reward", step / 64, step)
     writer.close()
     log = "learner: learn: 500.0ms  update agent: 400.0ms\npolicy: wait: 9.0ms  rollout: 3000.0ms\n"
     series = run_logs.read_run(str(tmp_path), log)
     assert series["sps"][0] == "perf/fps"
-    assert series["collect_s"][0] == "system/collect_s"  # TensorBoard before the log
+    assert series["collect_s"][0] == "system/collect_seconds"  # TensorBoard before the log
     assert series["learn_s"][0] == "perf/trainer.update_agent"
     assert [p[:2] for p in series["reward"][1]] == [(64.0, 1.0), (128.0, 2.0)]
     upstream = run_logs.read_run(None, log)
