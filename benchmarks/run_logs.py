@@ -38,10 +38,15 @@ RUNNING_MEAN_PREFIXES = ("perf/", "system/time/", "log:")
 # Upstream ver's text log, once per log_interval: "learner: learn: 512.3ms  ..."
 # (learning per update) and "policy: rollout: 3012.1ms  ..." (collection per
 # rollout), both running means over the updates since the last report.
+# Entries are "name: value" joined by two spaces ("finish rollout" is another).
 _UPSTREAM_TIMING = {
-    "learn_s": re.compile(r"learner: .*?\blearn: ([0-9.]+)ms"),
-    "collect_s": re.compile(r"policy: .*?\brollout: ([0-9.]+)ms"),
+    "learn_s": re.compile(r"learner: (?:.*?  )?learn: ([0-9.]+)ms"),
+    "collect_s": re.compile(r"policy: (?:.*?  )?rollout: ([0-9.]+)ms"),
 }
+# Upstream ver's timing means run over its reward window (rl.ppo.reward_window_size,
+# 50 in our configs) of samples, up to 2 a logged update (2 inference workers):
+# de-averaged only while the window still holds every sample.
+UPSTREAM_WINDOW_UPDATES = 25
 # Updates left out of the steady rate: the first logged update closes the
 # rollout that waited for env start-up, so steady counts from the next one.
 WARMUP_UPDATES = 1
@@ -116,12 +121,30 @@ def steady_rate(points: Sequence[Tuple[float, float]], first: int = WARMUP_UPDAT
     return (s1 - s0) / (t1 - t0)
 
 
+def steady_of_running_mean(
+    means: Sequence[float], first: int = WARMUP_UPDATES, window: Optional[int] = None
+) -> float:
+    """The mean of the samples after the first ``first`` logged updates, from
+    running means logged once an update (each adding the same number of samples).
+
+    ``m_n`` is the mean of the first ``n`` updates' samples, so those of
+    updates ``first+1 .. n`` average ``(n * m_n - first * m_first) / (n - first)``.
+    Past ``window`` logged updates the running mean has dropped the start-up
+    samples itself and ``m_n`` is returned, as with too few points.
+    """
+    n = len(means)
+    if n <= first or first < 1 or (window is not None and n > window):
+        return means[-1]
+    return (n * means[-1] - first * means[first - 1]) / (n - first)
+
+
 def _timing(series: Series, name: str, steady_from: float) -> Optional[float]:
     if name not in series:
         return None
     tag, points = series[name]
     if tag.startswith(RUNNING_MEAN_PREFIXES):
-        return points[-1][1]
+        window = UPSTREAM_WINDOW_UPDATES if tag.startswith("log:") else None
+        return steady_of_running_mean([v for _, v, _ in points], WARMUP_UPDATES, window)
     steady = [v for step, v, _ in points if step >= steady_from] or [v for _, v, _ in points]
     return sum(steady) / len(steady)
 

@@ -70,6 +70,16 @@ def test_steady_rate_counts_from_the_first_steady_update():
         run_logs.steady_rate([(5.0, 0), (5.0, 10)])
 
 
+def test_steady_of_running_mean_leaves_out_the_start_up_samples():
+    # Samples 9 (start-up), 1, 1, 1: running means 9, 5, 11/3, 3.
+    means = [9.0, 5.0, 11.0 / 3.0, 3.0]
+    assert run_logs.steady_of_running_mean(means, first=1) == pytest.approx(1.0)
+    assert run_logs.steady_of_running_mean(means, first=2) == pytest.approx(1.0)
+    # Past the window the mean has dropped the start-up samples itself.
+    assert run_logs.steady_of_running_mean(means, first=1, window=3) == 3.0
+    assert run_logs.steady_of_running_mean(means[:1], first=1) == 9.0
+
+
 def test_split_fills_in_the_missing_part_from_the_update_time():
     parts = run_logs.split(4.0, 3.0, None)
     assert (parts["collect_s"], parts["learn_s"]) == (3.0, 1.0)
@@ -104,7 +114,10 @@ def test_read_run_maps_old_and_new_tags_and_upstream_log_lines(tmp_path):
         writer.add_scalar("perf/trainer.update_agent", 0.5, step)
         writer.add_scalar("reward", step / 64, step)
     writer.close()
-    log = "learner: learn: 500.0ms  update agent: 400.0ms\npolicy: wait: 9.0ms  rollout: 3000.0ms\n"
+    log = (  # upstream ver's lines; "finish rollout" is not the rollout
+        "learner: learn: 500.0ms  update agent: 400.0ms\n"
+        "policy: wait: 9.0ms  finish rollout: 1.0ms  rollout: 3000.0ms  batch obs: 0.6ms\n"
+    )
     series = run_logs.read_run(str(tmp_path), log)
     assert series["sps"][0] == "perf/fps"
     assert series["collect_s"][0] == "system/collect_seconds"  # TensorBoard before the log
