@@ -149,10 +149,16 @@ def plot(report: Dict[str, Any], path: Path) -> None:
         res = [w["results"].get(system, {}) for w in workloads.values()]
         top.bar(xs, [r.get("steady_sps", 0.0) for r in res], width, label=system)
         bottom.bar(xs, [r.get("collect_share") or 0.0 for r in res], width, label=system)
+        for x, r in zip(xs, res):
+            if r.get("collect_share") is None:  # not logged: say so, not 0
+                bottom.text(x, 0.02, "n/a", ha="center", fontsize="x-small", rotation=90)
     for x, entry in enumerate(workloads.values()):
         limit = entry["workload"].get("limit_sps")
         if limit:
             top.hlines(limit, x - width / 2, x + 0.8 - width / 2, colors="k", linestyles="--")
+    highest = [r.get("steady_sps", 0.0) for w in workloads.values() for r in w["results"].values()]
+    highest += [w["workload"].get("limit_sps") or 0.0 for w in workloads.values()]
+    top.set_ylim(0, 1.45 * max(highest + [1.0]))  # room for the legend above the limit
     top.set_ylabel("steady steps/s (-- wait-bound limit)")
     bottom.set_ylabel("collection share of wall time")
     bottom.set_xticks([x + 0.4 - width / 2 for x in range(len(workloads))])

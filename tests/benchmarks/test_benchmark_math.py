@@ -128,6 +128,28 @@ def test_read_run_maps_old_and_new_tags_and_upstream_log_lines(tmp_path):
     assert upstream["collect_s"][1][0][1] == pytest.approx(3.0)
 
 
+def test_read_run_prefers_issue_17s_names(tmp_path):
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path))
+    for tag, value in (
+        ("perf/fps", 1.0),
+        ("system/sps", 2.0),
+        ("system/time/trainer.update_agent", 3.0),
+        ("system/learn_seconds", 4.0),
+        ("system/collect_seconds", 5.0),
+    ):
+        writer.add_scalar(tag, value, 64)
+    writer.close()
+    series = run_logs.read_run(str(tmp_path))
+    got = {name: (tag, points[0][1]) for name, (tag, points) in series.items()}
+    assert got == {
+        "sps": ("system/sps", 2.0),
+        "learn_s": ("system/learn_seconds", 4.0),
+        "collect_s": ("system/collect_seconds", 5.0),
+    }
+
+
 def test_targets_and_limit_fractions():
     results = {
         "ddppo": {"steady_sps": 100.0},
