@@ -128,7 +128,10 @@ def plot(report: Dict[str, Any], path: Path) -> None:
     axis.set_xlabel("environment steps")
     axis.set_ylabel("mean episode return (reward window)")
     seeds = len(report["seeds"])
-    axis.set_title(f"CartPole-v1{' + stragglers' if report['stragglers'] else ''}, {seeds} seeds")
+    plural = "s" if seeds != 1 else ""
+    axis.set_title(
+        f"CartPole-v1{' + stragglers' if report['stragglers'] else ''}, {seeds} seed{plural}"
+    )
     axis.legend()
     partial = path.with_suffix(".tmp.png")
     figure.savefig(partial)
