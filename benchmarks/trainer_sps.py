@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -195,11 +196,8 @@ def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict)
     overrides = settings_overrides(args)
     info = describe_workload(config, overrides)
     if info.get("straggler") and args.limit_check_seconds > 0:
-        from habitat_ver.config.compose import get_config
-
-        straggler = get_config(config, overrides).habitat_baselines.embedded_env.straggler
         info["limit_check"] = wait_bound.measured_limit(
-            straggler, info["envs"], args.limit_check_seconds
+            SimpleNamespace(**info["straggler"]), info["envs"], args.limit_check_seconds
         )
     entry: Dict[str, Any] = dict(workload=info, results={})
     report["workloads"][name] = entry
