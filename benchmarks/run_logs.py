@@ -36,17 +36,14 @@ KEYS: Dict[str, Tuple[str, ...]] = {
 # every other tag is one update's value (read: the mean over steady updates).
 RUNNING_MEAN_PREFIXES = ("perf/", "system/time/", "log:")
 # Upstream ver's text log, once per log_interval: "learner: learn: 512.3ms  ..."
-# (learning per update) and "policy: rollout: 3012.1ms  ..." (collection per
-# rollout), both running means over the updates since the last report.
-# Entries are "name: value" joined by two spaces ("finish rollout" is another).
-_UPSTREAM_TIMING = {
-    "learn_s": re.compile(r"learner: (?:.*?  )?learn: ([0-9.]+)ms"),
-    "collect_s": re.compile(r"policy: (?:.*?  )?rollout: ([0-9.]+)ms"),
-}
-# Upstream ver's timing means run over its reward window (rl.ppo.reward_window_size,
-# 50 in our configs) of samples, up to 2 a logged update (2 inference workers):
-# de-averaged only while the window still holds every sample.
-UPSTREAM_WINDOW_UPDATES = 25
+# (entries "name: value" joined by two spaces), its learner's seconds per
+# update as a running mean.  Its "policy: ... rollout" is not read: it is the
+# mean over its inference workers' own loops (one per process), not the
+# learner's wait for a rollout; collection is the rest of the update.
+_UPSTREAM_TIMING = {"learn_s": re.compile(r"learner: (?:.*?  )?learn: ([0-9.]+)ms")}
+# That mean runs over its reward window (rl.ppo.reward_window_size, 50 in our
+# configs) of samples: de-averaged only while the window holds every sample.
+UPSTREAM_WINDOW_UPDATES = 50
 # Updates left out of the steady rate: the first logged update closes the
 # rollout that waited for env start-up, so steady counts from the next one.
 WARMUP_UPDATES = 1

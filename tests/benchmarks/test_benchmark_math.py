@@ -114,7 +114,7 @@ def test_read_run_maps_old_and_new_tags_and_upstream_log_lines(tmp_path):
         writer.add_scalar("perf/trainer.update_agent", 0.5, step)
         writer.add_scalar("reward", step / 64, step)
     writer.close()
-    log = (  # upstream ver's lines; "finish rollout" is not the rollout
+    log = (  # upstream ver's lines
         "learner: learn: 500.0ms  update agent: 400.0ms\n"
         "policy: wait: 9.0ms  finish rollout: 1.0ms  rollout: 3000.0ms  batch obs: 0.6ms\n"
     )
@@ -123,9 +123,9 @@ def test_read_run_maps_old_and_new_tags_and_upstream_log_lines(tmp_path):
     assert series["collect_s"][0] == "system/collect_seconds"  # TensorBoard before the log
     assert series["learn_s"][0] == "perf/trainer.update_agent"
     assert [p[:2] for p in series["reward"][1]] == [(64.0, 1.0), (128.0, 2.0)]
-    upstream = run_logs.read_run(None, log)
-    assert upstream["learn_s"][1][0][1] == pytest.approx(0.5)
-    assert upstream["collect_s"][1][0][1] == pytest.approx(3.0)
+    upstream = run_logs.read_run(None, log + "learner: update agent: 7.0ms  learn: 9.0ms\n")
+    assert [p[1] for p in upstream["learn_s"][1]] == pytest.approx([0.5, 0.009])
+    assert "collect_s" not in upstream  # the rest of the update
 
 
 def test_read_run_prefers_issue_17s_names(tmp_path):
