@@ -46,28 +46,58 @@ DOOM_PY = ROOT / "habitat_ver" / "envs" / "doom.py"
 
 
 _DOOM_CLASS: Any = None
+STRAGGLER_PY = ROOT / "habitat_ver" / "envs" / "straggler.py"
+# gym id -> DoomEnv scenario (habitat_ver/envs/__init__.py's DOOM_IDS; that
+# package imports habitat, which Sample Factory's venv lacks).
+SCENARIOS = {
+    "habitat_ver/DoomMyWayHome-v0": "my_way_home",
+    "habitat_ver/DoomHealthGathering-v0": "health_gathering",
+    "habitat_ver/DoomDefendTheCenter-v0": "defend_the_center",
+    "habitat_ver/DoomDeathmatchBots-v0": "deathmatch_bots",
+}
+
+
+def _load(path: Path) -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"habitat_ver_{path.stem}", str(path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _our_doom_class() -> Any:
-    """Our DoomEnv (gym 0.23 API, HWC dict obs) as a gymnasium env with CHW
-    observations, the layout Sample Factory's conv encoders take.  Built on
-    first use, in Sample Factory's (spawned) processes only."""
+    """Our DoomEnv (gym 0.23 API, HWC dict obs), optionally in our straggler
+    wrapper, as a gymnasium env with CHW observations, the layout Sample
+    Factory's conv encoders take.  Built on first use, in Sample Factory's
+    (spawned) processes only."""
     global _DOOM_CLASS
     if _DOOM_CLASS is not None:
         return _DOOM_CLASS
-    import importlib.util
+    from types import SimpleNamespace
 
     import gymnasium
     import numpy as np
 
-    spec = importlib.util.spec_from_file_location("habitat_ver_doom", str(DOOM_PY))
-    doom = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(doom)
+    doom = _load(DOOM_PY)
 
     class OurDoom(gymnasium.Env):
-        def __init__(self, seed: int, resolution: tuple, frame_skip: int):
-            self.env = doom.DoomEnv("my_way_home", resolution, frame_skip)
+        def __init__(
+            self,
+            seed: int,
+            resolution: tuple,
+            frame_skip: int,
+            scenario: str = "my_way_home",
+            straggler: Optional[Dict[str, Any]] = None,
+            env_index: int = 0,
+        ):
+            self.env = doom.DoomEnv(scenario, resolution, frame_skip)
             self.env.seed(seed)
+            if straggler:
+                # The same wrapper, seed and env index as our trainers' env
+                # `env_index`: the same speed factor and wait draws.
+                wrapper = _load(STRAGGLER_PY).StragglerWrapper
+                self.env = wrapper(self.env, SimpleNamespace(**straggler), env_index)
             self.observation_space = gymnasium.spaces.Box(0, 255, (3, *resolution), np.uint8)
             self.action_space = gymnasium.spaces.Discrete(len(doom.ACTIONS))
 
@@ -93,10 +123,17 @@ def _our_doom_class() -> Any:
 
 
 def _sf_make(full_env_name, cfg=None, env_config=None, render_mode=None):
-    """Sample Factory's env factory (module level: its processes spawn)."""
+    """Sample Factory's env factory (module level: its processes spawn).
+
+    ``env_config.env_id`` is the env's index over all workers (worker index x
+    envs per worker + vector index): it picks the scenario (``gym_ids[i %
+    len]``, as our builder deals them out) and the straggler stream."""
     index = 0 if env_config is None else env_config.env_id
     h, w, skip = (int(v) for v in os.environ["APPO_BENCH_DOOM"].split(","))
-    return _our_doom_class()(1 + index, (h, w), skip)
+    spec = json.loads(os.environ.get("APPO_BENCH_ENV") or "{}")
+    gym_ids = spec.get("gym_ids") or ["habitat_ver/DoomMyWayHome-v0"]
+    scenario = SCENARIOS[gym_ids[index % len(gym_ids)]]
+    return _our_doom_class()(1 + index, (h, w), skip, scenario, spec.get("straggler"), index)
 
 
 def _sf_child(args: argparse.Namespace) -> None:
@@ -105,6 +142,7 @@ def _sf_child(args: argparse.Namespace) -> None:
     from sample_factory.train import run_rl
 
     os.environ["APPO_BENCH_DOOM"] = ",".join(map(str, [*args.resolution, args.frame_skip]))
+    os.environ["APPO_BENCH_ENV"] = args.env_spec or ""
     register_env("habitat_ver_doom_my_way_home", _sf_make)
     per_worker = args.num_envs // args.num_workers
     argv = [
@@ -115,11 +153,11 @@ def _sf_child(args: argparse.Namespace) -> None:
         "--algo=APPO",
         f"--num_workers={args.num_workers}",
         f"--num_envs_per_worker={per_worker}",
-        "--worker_num_splits=2",
+        f"--worker_num_splits={args.worker_num_splits}",
         f"--rollout={args.rollout}",
         f"--batch_size={args.rollout * args.batch_trajectories}",
         "--num_batches_per_epoch=1",
-        "--num_epochs=1",
+        f"--num_epochs={args.epochs}",
         "--with_vtrace=False",
         "--use_rnn=True",
         "--rnn_type=gru",
@@ -268,6 +306,12 @@ def _run_sf(args: argparse.Namespace, work: Path) -> Dict[str, Any]:
         str(args.frame_skip),
         "--resolution",
         *map(str, args.resolution),
+        "--worker-num-splits",
+        str(getattr(args, "worker_num_splits", 2)),
+        "--epochs",
+        str(getattr(args, "epochs", 1)),
+        "--env-spec",
+        getattr(args, "env_spec", ""),
     ]
     start = time.time()
     # Its own session: on a hang (e.g. a crashed learner, which Sample
@@ -363,6 +407,10 @@ def _parse(argv: Optional[List[str]] = None) -> argparse.Namespace:
         help="comma-separated subset of appo, sample_factory, ver",
     )
     parser.add_argument("--out", default="outputs/benchmarks/appo_vs_sample_factory.json")
+    parser.add_argument("--worker-num-splits", type=int, default=2, help=argparse.SUPPRESS)
+    parser.add_argument("--epochs", type=int, default=1, help=argparse.SUPPRESS)
+    # JSON {"gym_ids": [...], "straggler": {...}} (benchmarks/trainer_sps.py).
+    parser.add_argument("--env-spec", default="", help=argparse.SUPPRESS)
     parser.add_argument("--sf-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--sf-train-dir", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--sf-experiment", default="appo_vs_sf", help=argparse.SUPPRESS)

@@ -1,108 +1,80 @@
 """Steps per second of the trainers, side by side in one run (not a test).
 
 Runs each trainer on the same workload and step budget, one after the other on
-this machine, and reports mean steps/s (habitat's own ``fps``: steps done over
-wall time), max steps/s (the best interval between two log lines) and the
-ratios the VER issue names: ver/ddppo, ver/NoVER and ours/upstream ver.
+this machine, and reports per system: steady steps/s (start-up excluded: the
+step counter between the first and the last logged update, from TensorBoard's
+wall times), the trainer's own mean steps/s (start-up included), the fraction
+of the wait-bound limit (straggler workloads; ``benchmarks/wait_bound.py``) and
+the collection/learning split of an update's wall time (from the logged
+timings; ``benchmarks/run_logs.py``).  Then the ratios and the issue-18
+targets (``benchmarks/sps_report.py``).
 
-    # both workloads (homogeneous My Way Home, mixed scenarios + stragglers):
-    .venv/bin/python benchmarks/trainer_sps.py --envs 16 --num-steps 128 --steps 40000
-    # one config only:
+    # the three workloads: (a) My Way Home, (b) mixed scenarios + 2 ms
+    # stragglers, (c) wait-bound (doom/ddppo_wait_bound: 16 envs, T=64)
+    .venv/bin/python benchmarks/trainer_sps.py --steps 40000
+    # (c) only, with Sample Factory on the same env (its venv: docs/APPO.md)
+    .venv/bin/python benchmarks/trainer_sps.py --workloads wait_bound --steps 40000 \\
+        --sf-python /tmp/sfvenv/bin/python
+    # one config only
     .venv/bin/python benchmarks/trainer_sps.py --config gym/ddppo_cartpole --steps 40000
-    # the real simulator (habitat-sim installed): PointNav on simple_room, RGB-D
-    # 128x128 rendered by llvmpipe, navmesh physics; the dataset is generated
-    # into data/ first if it is missing
+    # the real simulator (habitat-sim installed): PointNav on simple_room
     .venv/bin/python benchmarks/trainer_sps.py --workloads pointnav --envs 8 --steps 4096
 
-Writes JSON (git SHA, machine, settings, per-system results, ratios) and a
-bar plot of mean steps/s next to it (``--out``).
+Writes JSON (git SHA, machine, settings, per-system results, ratios, targets)
+atomically after every system, and a plot next to it (``--out``).
 """
 
 import argparse
-import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, Optional
+from types import SimpleNamespace
+from typing import Any, Dict, List, Optional
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import run_logs  # noqa: E402 - the benchmarks folder is not a package
+import sps_report  # noqa: E402
+import wait_bound  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
+_VER = ["habitat_baselines.trainer_name=ver", "habitat_baselines.rollout_storage_name=VERStorage"]
 # name -> extra Hydra overrides on top of the given (ddppo) config.
 VARIANTS = {
     "ddppo": [],
-    "ver": [
-        "habitat_baselines.trainer_name=ver",
-        "habitat_baselines.rollout_storage_name=VERStorage",
-    ],
-    "nover": [
-        "habitat_baselines.trainer_name=ver",
-        "habitat_baselines.rollout_storage_name=VERStorage",
-        "habitat_baselines.rl.ver.variable_experience=False",
-    ],
-    "ver_overlap": [
-        "habitat_baselines.trainer_name=ver",
-        "habitat_baselines.rollout_storage_name=VERStorage",
-        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True",
-    ],
+    "ver": _VER,
+    "nover": _VER + ["habitat_baselines.rl.ver.variable_experience=False"],
+    "ver_overlap": _VER + ["habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"],
+    "appo": ["habitat_baselines.trainer_name=appo"],
     "upstream_ddppo": ["habitat_baselines.trainer_name=upstream_ddppo"],
     # habitat-baselines' own VER, on the same envs (its default 2 inference workers).
     "upstream_ver": ["habitat_baselines.trainer_name=upstream_ver"],
 }
+# Sample Factory's APPO (its own venv, --sf-python): not a variant of our config.
+SAMPLE_FACTORY = "sample_factory"
+
+# Named workloads: (a) homogeneous, (b) heterogeneous but CPU-bound, (c)
+# wait-bound (VER's regime, issue 18), and habitat-lab's PointNav on the real
+# simulator (needs habitat-sim).
+WORKLOADS = {
+    "homogeneous": "doom/ddppo_my_way_home",
+    "heterogeneous": "doom/ddppo_mixed_stragglers",
+    "wait_bound": "doom/ddppo_wait_bound",
+    "pointnav": "pointnav/ddppo_simple_room",
+}
+DEFAULT_WORKLOADS = ["homogeneous", "heterogeneous", "wait_bound"]
+# The dataset the pointnav/* configs read (relative to the repository root).
+POINTNAV_DATASET = ROOT / "data/datasets/pointnav/simple_room/v1/train/train.json.gz"
 
 
 def _git_sha() -> str:
     done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     return done.stdout.strip() or "unknown"
-
-
-# Named workloads: (a) homogeneous, (b) heterogeneous (the VER issue's two),
-# (c) habitat-lab's PointNav on the real simulator (needs habitat-sim).
-WORKLOADS = {
-    "homogeneous": "doom/ddppo_my_way_home",
-    "heterogeneous": "doom/ddppo_mixed_stragglers",
-    "pointnav": "pointnav/ddppo_simple_room",
-}
-DEFAULT_WORKLOADS = ["homogeneous", "heterogeneous"]
-# The dataset the pointnav/* configs read (relative to the repository root).
-POINTNAV_DATASET = ROOT / "data/datasets/pointnav/simple_room/v1/train/train.json.gz"
-# Updates left out of the steady rate (start-up: env creation, first batches).
-WARMUP_UPDATES = 2
-
-# The ratios reported per workload: (numerator, denominator).
-RATIOS = [("ver", "ddppo"), ("ver", "nover"), ("ver", "upstream_ver"), ("ver_overlap", "ver")]
-
-
-def sps_from_log(log_text: str) -> Dict[str, float]:
-    """Mean and max steps/s from the trainers' log lines.
-
-    Our trainers and upstream's ``ddppo`` log ``update: 10\tfps: 1975.046``
-    and, on the next line, ``Num frames 640``; upstream's ``ver`` logs
-    ``update: 10\tfps: 1975.0\twindow fps: ...\tframes: 640`` on one line.
-    ``fps`` is steps done over wall time so far, so each (fps, frames) pair
-    gives the elapsed time ``frames / fps``, and consecutive pairs an
-    interval's steps/s.  The last ``fps`` is the run's mean.
-    """
-    fps = [float(v) for v in re.findall(r"update: \d+\s+fps: ([0-9.]+)", log_text)]
-    frames = [int(v) for v in re.findall(r"(?:Num frames |\tframes: )(\d+)", log_text)]
-    if not fps or len(fps) != len(frames):
-        raise ValueError(f"the run's log has {len(fps)} fps lines and {len(frames)} frame counts")
-    elapsed = [f / s for f, s in zip(frames, fps) if s > 0]
-    intervals = [
-        (f1 - f0) / (e1 - e0)
-        for f0, f1, e0, e1 in zip(frames, frames[1:], elapsed, elapsed[1:])
-        if e1 > e0
-    ]
-    # Steady: steps/s from the end of update WARMUP_UPDATES to the last log line.
-    first = min(WARMUP_UPDATES - 1, len(elapsed) - 1)  # line i: update i + 1
-    steady = fps[-1]
-    if len(elapsed) - first > 1 and elapsed[-1] > elapsed[first]:
-        steady = (frames[-1] - frames[first]) / (elapsed[-1] - elapsed[first])
-    return {"sps": fps[-1], "max_sps": max(intervals, default=fps[-1]), "steady_sps": steady}
 
 
 def ensure_pointnav_dataset(stages_dir: Optional[str]) -> None:
@@ -121,108 +93,155 @@ def ensure_pointnav_dataset(stages_dir: Optional[str]) -> None:
         sys.exit(f"dataset generation failed: {done.stderr.strip().splitlines()[-1:]}")
 
 
-def run_variant(config: str, steps: int, extra: list, envs: int, num_steps: Optional[int]) -> dict:
+def settings_overrides(args: argparse.Namespace) -> List[str]:
+    """The overrides every system of a workload runs with (envs, T, budget)."""
+    overrides = [
+        f"habitat_baselines.total_num_steps={args.steps}",
+        "habitat_baselines.num_updates=-1",
+        "habitat_baselines.progress.enabled=False",
+        "habitat_baselines.log_interval=1",
+    ]
+    if args.envs:
+        overrides.append(f"habitat_baselines.num_environments={args.envs}")
+    if args.num_steps:
+        overrides.append(f"habitat_baselines.rl.ppo.num_steps={args.num_steps}")
+    return overrides
+
+
+def appo_overrides(workload: Dict[str, Any], envs: int) -> List[str]:
+    """appo's worker layout: one rollout worker per env (and a batch of one
+    trajectory per env) where the config has one env group per worker
+    (wait_bound), whatever ``--envs`` says; otherwise the config's."""
+    if workload["appo_workers_per_env"]:
+        return [
+            f"habitat_baselines.rl.appo.num_rollout_workers={envs}",
+            f"habitat_baselines.rl.appo.batch_trajectories={envs}",
+        ]
+    return []
+
+
+def run_variant(config: str, overrides: List[str], keep_curve: bool = False) -> Dict[str, Any]:
+    """Train ``config`` in a subprocess: :func:`run_logs.summarize` of its run
+    (steady rate, split, timings; the return curve with ``keep_curve``), or
+    ``{"error": [last lines]}``."""
     with tempfile.TemporaryDirectory() as out:
         cmd = [
             sys.executable,
             "-m",
             "habitat_ver.run",
             f"--config-name={config}",
-            f"habitat_baselines.total_num_steps={steps}",
-            "habitat_baselines.num_updates=-1",
-            f"habitat_baselines.num_environments={envs}",
             f"habitat_baselines.checkpoint_folder={out}/ck",
             f"habitat_baselines.tensorboard_dir={out}/tb",
             f"habitat_baselines.log_file={out}/train.log",
-            "habitat_baselines.progress.enabled=False",
-            "habitat_baselines.log_interval=1",
-            *([f"habitat_baselines.rl.ppo.num_steps={num_steps}"] if num_steps else []),
-            *extra,
+            *overrides,
         ]
         start = time.monotonic()
         done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         wall = time.monotonic() - start
         if done.returncode != 0:
-            return {"error": done.stderr.strip().splitlines()[-1:], "wall_s": wall}
-        # habitat's logger writes to stderr (and the log file, where a trainer
-        # sets one up; upstream's VER does not).
-        try:
-            return {**sps_from_log(done.stderr + done.stdout), "wall_s": wall}
-        except ValueError as error:  # one system's odd log must not lose the others
+            return {"error": done.stderr.strip().splitlines()[-3:], "wall_s": wall}
+        try:  # one system's odd log must not lose the others
+            # habitat's logger writes to stderr (upstream ver's timing lines too).
+            summary = run_logs.summarize(run_logs.read_run(f"{out}/tb", done.stderr + done.stdout))
+        except ValueError as error:
             return {"error": [str(error)], "wall_s": wall}
+        if not keep_curve:
+            summary.pop("reward_curve")
+        return {**summary, "wall_s": wall}
 
 
-def ratios(results: Dict[str, dict]) -> Dict[str, float]:
-    """``a/b`` of mean (and steady) steps/s for each pair in :data:`RATIOS` both ran."""
-    out = {}
-    for a, b in RATIOS:
-        if "sps" in results.get(a, {}) and "sps" in results.get(b, {}):
-            out[f"{a}/{b}"] = results[a]["sps"] / results[b]["sps"]
-            out[f"{a}/{b} steady"] = results[a]["steady_sps"] / results[b]["steady_sps"]
-    return out
+def describe_workload(config: str, overrides: List[str]) -> Dict[str, Any]:
+    """The composed config's envs, T, scenarios and stragglers (and their limit)."""
+    from habitat_ver.config.compose import get_config
 
-
-def print_table(title: str, results: Dict[str, dict]) -> None:
-    base = results.get("ddppo", {}).get("sps")
-    print(title)
-    steady_base = results.get("ddppo", {}).get("steady_sps")
-    print(
-        f"{'trainer':16s} {'mean steps/s':>13s} {'steady steps/s':>15s} {'max steps/s':>12s} "
-        f"{'vs ddppo':>9s} {'steady vs ddppo':>16s}"
+    cfg = get_config(config, overrides)
+    baselines = cfg.habitat_baselines
+    embedded = baselines.get("embedded_env")
+    straggler = embedded.straggler if embedded is not None else None
+    envs = int(baselines.num_environments)
+    appo = baselines.rl.get("appo")
+    info: Dict[str, Any] = dict(
+        config=config,
+        envs=envs,
+        num_steps=int(baselines.rl.ppo.num_steps),
+        ppo_epoch=int(baselines.rl.ppo.ppo_epoch),
+        gym_ids=list(embedded.scenarios) if embedded is not None and embedded.scenarios else [],
+        appo_workers_per_env=appo is not None and int(appo.num_env_groups) == 1,
+        straggler=None,
     )
-    for name, res in results.items():
-        if "sps" not in res:
-            print(f"{name:16s} failed: {res['error']}")
-            continue
-        ratio = f"{res['sps'] / base:.2f}x" if base else "-"
-        steady = f"{res['steady_sps'] / steady_base:.2f}x" if steady_base else "-"
-        print(
-            f"{name:16s} {res['sps']:13.1f} {res['steady_sps']:15.1f} {res['max_sps']:12.1f} "
-            f"{ratio:>9s} {steady:>16s}"
+    info["gym_ids"] = info["gym_ids"] or [cfg.habitat.env_task_gym_id]
+    info["resolution"] = list(embedded.resolution) if embedded is not None else None
+    info["frame_skip"] = int(embedded.frame_skip) if embedded is not None else None
+    if straggler is not None and straggler.enabled:
+        waits = wait_bound.mean_waits(straggler, envs)
+        from omegaconf import OmegaConf
+
+        info["straggler"] = OmegaConf.to_container(straggler)
+        info["mean_waits_s"] = waits
+        info["limit_sps"] = wait_bound.wait_bound_limit(waits)
+    return info
+
+
+def write_report(report: Dict[str, Any], out: Path) -> None:
+    """Write ``out`` atomically: a reader never sees half a file."""
+    partial = out.with_suffix(".json.tmp")
+    partial.write_text(sps_report.to_json(report))
+    os.replace(partial, out)
+
+
+def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict) -> None:
+    """Every system of ``args.variants`` on one workload, into ``report``."""
+    if config.startswith("pointnav/"):
+        ensure_pointnav_dataset(args.stages_dir)
+    overrides = settings_overrides(args)
+    info = describe_workload(config, overrides)
+    if info.get("straggler") and args.limit_check_seconds > 0:
+        info["limit_check"] = wait_bound.measured_limit(
+            SimpleNamespace(**info["straggler"]), info["envs"], args.limit_check_seconds
         )
-    for name, value in ratios(results).items():
-        print(f"  {name}: {value:.2f}x")
+    entry: Dict[str, Any] = dict(workload=info, results={})
+    report["workloads"][name] = entry
+    out = Path(args.out)
+    for variant in args.variants:
+        print(f"[{time.strftime('%H:%M:%S')}] {name}: {variant} ...", flush=True)
+        extra = appo_overrides(info, info["envs"]) if variant == "appo" else []
+        if variant == SAMPLE_FACTORY:
+            result = sps_report.run_sample_factory(args, info)
+        else:
+            result = run_variant(config, overrides + VARIANTS[variant] + extra)
+        entry["results"][variant] = sps_report.with_limit(result, info.get("limit_sps"))
+        entry["ratios"] = sps_report.ratios(entry["results"])
+        entry["targets"] = sps_report.targets(entry["results"], info.get("limit_sps"))
+        # Written after every system, so an interrupted run keeps what it measured.
+        write_report(report, out)
+    sps_report.print_table(name, entry)
 
 
-def plot(report: dict, path: Path) -> None:
-    """One bar group per workload: mean steps/s of each system."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plot")
-        return
-    workloads = report["workloads"]
-    systems = sorted({s for w in workloads.values() for s in w["results"]})
-    fig, ax = plt.subplots(figsize=(2 + 1.6 * len(workloads) * len(systems) / 3, 4))
-    width = 0.8 / max(len(systems), 1)
-    for i, system in enumerate(systems):
-        values = [w["results"].get(system, {}).get("sps", 0.0) for w in workloads.values()]
-        ax.bar([x + i * width for x in range(len(workloads))], values, width, label=system)
-    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(workloads))])
-    ax.set_xticklabels(list(workloads))
-    ax.set_ylabel("mean steps/s")
-    ax.set_title(f"{report['envs']} envs, T={report['num_steps']}, {report['cpus']} CPUs")
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path)
-    print(f"plot: {path}")
-
-
-def main() -> None:
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default=None, help="one config instead of the named workloads")
     parser.add_argument(
         "--workloads", nargs="+", default=DEFAULT_WORKLOADS, choices=list(WORKLOADS)
     )
-    parser.add_argument("--steps", type=int, default=40000)
-    parser.add_argument("--envs", type=int, default=16)
+    parser.add_argument("--steps", type=int, default=40000, help="env steps per system")
+    parser.add_argument("--envs", type=int, default=None, help="envs (default: the config's)")
     parser.add_argument(
         "--num-steps", type=int, default=None, help="rollout length T (default: the config's)"
     )
-    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    systems = list(VARIANTS) + [SAMPLE_FACTORY]
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=systems)
+    parser.add_argument(
+        "--sf-python",
+        default=None,
+        help="python of a Sample Factory venv (docs/APPO.md): adds sample_factory to the systems",
+    )
+    parser.add_argument("--sf-timeout", type=float, default=1800.0)
+    parser.add_argument(
+        "--limit-check-seconds",
+        type=float,
+        default=5.0,
+        help="seconds of stepping wrapped no-op envs to check the wait-bound limit (0: skip)",
+    )
     parser.add_argument(
         "--stages-dir",
         default=None,
@@ -230,45 +249,37 @@ def main() -> None:
         "(default: the generator's, ../shared/habitat-sim/...)",
     )
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/trainer_sps.json"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.sf_python and SAMPLE_FACTORY not in args.variants:
+        args.variants.append(SAMPLE_FACTORY)
+    return args
+
+
+def main() -> None:
+    args = parse_args()
     configs = (
         {args.config: args.config} if args.config else {w: WORKLOADS[w] for w in args.workloads}
     )
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    report = dict(
+    report: Dict[str, Any] = dict(
         git_sha=_git_sha(),
         machine=platform.platform(),
         cpus=os.cpu_count(),
-        steps=args.steps,
-        envs=args.envs,
-        num_steps=args.num_steps,
+        settings={k: v for k, v in vars(args).items() if k != "sf_python"},
         load_before=os.getloadavg(),
+        started=time.strftime("%Y-%m-%d %H:%M:%S"),
         workloads={},
     )
     for name, config in configs.items():
-        if config.startswith("pointnav/"):
-            ensure_pointnav_dataset(args.stages_dir)
-        results = {}
-        for variant in args.variants:
-            results[variant] = run_variant(
-                config, args.steps, VARIANTS[variant], args.envs, args.num_steps
-            )
-            # Written after every system, so an interrupted run keeps what it measured.
-            report["workloads"][name] = dict(config=config, results=results, ratios=ratios(results))
-            partial = out.with_suffix(".json.tmp")
-            partial.write_text(json.dumps(report, indent=2))
-            os.replace(partial, out)  # atomic: a reader never sees half a file
-        print_table(
-            f"{name} ({config}), {args.envs} envs, {args.steps} steps, {os.cpu_count()} CPUs",
-            results,
-        )
+        run_workload(name, config, args, report)
     report["load_after"] = os.getloadavg()
-    out.write_text(json.dumps(report, indent=2))
+    write_report(report, out)
     print(
         f"load average (1, 5, 15 min): before {report['load_before']}, after {report['load_after']}"
     )
-    plot(report, out.with_suffix(".png"))
+    print(f"json: {out}")
+    sps_report.plot(report, out.with_suffix(".png"))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ def test_tree_has_the_documented_configs():
         "gym/ver_cartpole",
         "doom/ver_my_way_home",
         "doom/ddppo_mixed_stragglers",
+        "doom/ddppo_wait_bound",
         "rearrange/ddppo_pick",
     } <= names
 

@@ -1,0 +1,210 @@
+"""What ``benchmarks/trainer_sps.py`` makes of its runs: limit fractions,
+ratios, issue 18's targets, the table, the plot, and the Sample Factory run."""
+
+import argparse
+import json
+import math
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+# The ratios reported per workload: (numerator, denominator), steady steps/s.
+RATIOS = [
+    ("ver", "ddppo"),
+    ("ver", "nover"),
+    ("ver", "upstream_ver"),
+    ("ver_overlap", "ver"),
+    ("ver_overlap", "upstream_ver"),
+    ("appo", "ver"),
+    ("appo", "sample_factory"),
+]
+VER_SETTINGS = ("ver", "ver_overlap")
+
+
+def to_json(report: Dict[str, Any]) -> str:
+    """JSON with NaN/inf written as null (strict JSON readers reject them)."""
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
+        return value
+
+    return json.dumps(clean(report), indent=2)
+
+
+def with_limit(result: Dict[str, Any], limit: Optional[float]) -> Dict[str, Any]:
+    """``result`` plus its steady and collection-only rates as fractions of ``limit``."""
+    if limit is None or "steady_sps" not in result:
+        return result
+    out = dict(result, limit_fraction=result["steady_sps"] / limit)
+    if result.get("collect_sps"):
+        out["collect_limit_fraction"] = result["collect_sps"] / limit
+    if result.get("collect_share") is not None:
+        # The rate this system would reach if collection ran at the limit.
+        out["limit_x_collect_share"] = limit * result["collect_share"]
+    return out
+
+
+def _steady(results: Dict[str, Dict[str, Any]], name: str) -> Optional[float]:
+    return results.get(name, {}).get("steady_sps")
+
+
+def ratios(results: Dict[str, Dict[str, Any]]) -> Dict[str, float]:
+    """``a/b`` of steady steps/s for each pair of :data:`RATIOS` that both ran."""
+    out = {}
+    for a, b in RATIOS:
+        sa, sb = _steady(results, a), _steady(results, b)
+        if sa and sb:
+            out[f"{a}/{b}"] = sa / sb
+    return out
+
+
+def targets(results: Dict[str, Dict[str, Any]], limit: Optional[float]) -> Dict[str, Any]:
+    """Issue 18's targets (items 2 and 3) on what ran: ``{target: [value, bound, met]}``."""
+    out: Dict[str, Any] = {}
+
+    def check(name: str, value: Optional[float], bound: Optional[float]) -> None:
+        if value is not None and bound is not None:
+            out[name] = [value, bound, value >= bound]
+
+    ver, ddppo = _steady(results, "ver"), _steady(results, "ddppo")
+    check("ver >= 2.5x ddppo", ver, 2.5 * ddppo if ddppo else None)
+    share = results.get("ver", {}).get("limit_x_collect_share")
+    check("ver >= 0.9 x limit x collection share", ver, 0.9 * share if share else None)
+    ran = [(s, n) for n in VER_SETTINGS if (s := _steady(results, n))]
+    best = max(ran)[0] if ran else None
+    if limit is not None:
+        check("best ver >= 0.85 x limit", best, 0.85 * limit)
+        collect = results.get("ver", {}).get("collect_sps")
+        check("ver collection alone >= 0.95 x limit", collect, 0.95 * limit)
+    upstream = _steady(results, "upstream_ver")
+    check("best ver >= 1.2x upstream ver", best, 1.2 * upstream if upstream else None)
+    check("appo >= ver", _steady(results, "appo"), ver)
+    return out
+
+
+def _fmt(value: Optional[float], spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def print_table(name: str, entry: Dict[str, Any]) -> None:
+    info, results = entry["workload"], entry["results"]
+    limit = info.get("limit_sps")
+    print(
+        f"\n{name} ({info['config']}): {info['envs']} envs, T={info['num_steps']}, "
+        f"{info['ppo_epoch']} epochs; wait-bound limit {_fmt(limit, '.1f')} steps/s"
+    )
+    if info.get("limit_check"):
+        check = info["limit_check"]
+        print(
+            f"  limit check (no-op envs, sleep only): {check['steps_per_s']:.1f} steps/s, "
+            f"slept/drawn share {check['delay_share']:.3f}"
+        )
+    print(
+        f"{'system':16s} {'steady':>8s} {'mean':>8s} {'of limit':>9s} {'collect s':>10s} "
+        f"{'learn s':>8s} {'collect %':>10s} {'collect sps':>12s}"
+    )
+    for system, res in results.items():
+        if "steady_sps" not in res:
+            print(f"{system:16s} failed: {res.get('error')}")
+            continue
+        share = res.get("collect_share")
+        print(
+            f"{system:16s} {res['steady_sps']:8.1f} {_fmt(res.get('mean_sps'), '8.1f')} "
+            f"{_fmt(res.get('limit_fraction'), '9.2f')} {_fmt(res.get('collect_s'), '10.2f')} "
+            f"{_fmt(res.get('learn_s'), '8.2f')} "
+            f"{_fmt(None if share is None else 100 * share, '10.0f')} "
+            f"{_fmt(res.get('collect_sps'), '12.1f')}"
+        )
+    for pair, value in entry.get("ratios", {}).items():
+        print(f"  {pair}: {value:.2f}x")
+    for target, (value, bound, met) in entry.get("targets", {}).items():
+        print(f"  target {target}: {value:.1f} vs {bound:.1f} {'met' if met else 'NOT met'}")
+
+
+def plot(report: Dict[str, Any], path: Path) -> None:
+    """Steady steps/s per system and workload (the limit as a line), and the
+    collection share of an update's wall time."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from matplotlib.figure import Figure
+    except ImportError:
+        print("matplotlib is not installed: no plot")
+        return
+    workloads = report["workloads"]
+    systems: List[str] = []
+    for entry in workloads.values():
+        systems += [s for s in entry["results"] if s not in systems]
+    figure = Figure(figsize=(3 + 1.2 * len(workloads) * len(systems) / 2, 7), tight_layout=True)
+    top, bottom = figure.subplots(2, 1, sharex=True)
+    width = 0.8 / max(len(systems), 1)
+    for i, system in enumerate(systems):
+        xs = [x + i * width for x in range(len(workloads))]
+        res = [w["results"].get(system, {}) for w in workloads.values()]
+        top.bar(xs, [r.get("steady_sps", 0.0) for r in res], width, label=system)
+        bottom.bar(xs, [r.get("collect_share") or 0.0 for r in res], width, label=system)
+        for x, r in zip(xs, res):
+            if r.get("collect_share") is None:  # not logged: say so, not 0
+                bottom.text(x, 0.02, "n/a", ha="center", fontsize="x-small", rotation=90)
+    for x, entry in enumerate(workloads.values()):
+        limit = entry["workload"].get("limit_sps")
+        if limit:
+            top.hlines(limit, x - width / 2, x + 0.8 - width / 2, colors="k", linestyles="--")
+    highest = [r.get("steady_sps", 0.0) for w in workloads.values() for r in w["results"].values()]
+    highest += [w["workload"].get("limit_sps") or 0.0 for w in workloads.values()]
+    top.set_ylim(0, 1.45 * max(highest + [1.0]))  # room for the legend above the limit
+    top.set_ylabel("steady steps/s (-- wait-bound limit)")
+    bottom.set_ylabel("collection share of wall time")
+    bottom.set_xticks([x + 0.4 - width / 2 for x in range(len(workloads))])
+    bottom.set_xticklabels(list(workloads))
+    top.legend(fontsize="small", ncol=2)
+    top.set_title(f"{report['cpus']} CPUs, git {report['git_sha'][:8]}")
+    partial = path.with_suffix(".tmp.png")
+    figure.savefig(partial)
+    partial.replace(path)
+    print(f"plot: {path}")
+
+
+def run_sample_factory(args: argparse.Namespace, info: Dict[str, Any]) -> Dict[str, Any]:
+    """Sample Factory's APPO on the workload's env (our DoomEnv, scenarios and
+    straggler wrapper, loaded by file path in its venv; appo_vs_sample_factory.py)."""
+    import appo_vs_sample_factory as sf
+
+    if not args.sf_python:
+        return {"error": ["no --sf-python given"]}
+    if any(not g.startswith("habitat_ver/Doom") for g in info["gym_ids"]):
+        return {"error": [f"Sample Factory runs our Doom envs only, not {info['gym_ids']}"]}
+    per_env = bool(info["appo_workers_per_env"])
+    envs = info["envs"]
+    spec = dict(gym_ids=info["gym_ids"], straggler=info.get("straggler"))
+    settings = argparse.Namespace(
+        sf_python=args.sf_python,
+        steps=args.steps,
+        num_envs=envs,
+        num_workers=envs if per_env else 2,
+        worker_num_splits=1 if per_env else 2,
+        rollout=info["num_steps"],
+        batch_trajectories=envs if per_env else 8,
+        epochs=info["ppo_epoch"],
+        frame_skip=info["frame_skip"],
+        resolution=info["resolution"],
+        sf_timeout=args.sf_timeout,
+        env_spec=json.dumps(spec),
+    )
+    with tempfile.TemporaryDirectory() as work:
+        result = sf._run_sf(settings, Path(work))
+    if not result.get("ok"):
+        return {"error": result.get("error", "").splitlines()[-5:]}
+    return dict(
+        steady_sps=result["sps_steady"],
+        mean_sps=result["sps_whole_run"],
+        steps=result["steps"],
+        wall_s=result["wall_s"],
+        split_from="Sample Factory logs no per-update collection/learning seconds",
+    )

@@ -1,0 +1,88 @@
+"""The wait-bound limit of a straggler workload: the steps/s no trainer can beat.
+
+Env ``i`` waits ``s_i * (b * J + L_s * L)`` after every step (see
+``habitat_ver/envs/straggler.py``), mean ``w_i = s_i * (b + p * L_s)`` since
+``E[J] = 1`` and ``E[L] = p``.  An env that is never kept waiting for its
+action does at most ``1 / w_i`` steps/s, so all of them together at most
+
+    limit = sum_i 1 / w_i = sum_i 1 / (s_i * (b + p * L_s))
+
+(Doom's own CPU time and inference only lower the reachable rate).  The speed
+factors ``s_i`` are the ones the run's envs draw: the same sampler, seed and
+global env index.  :func:`measured_limit` checks the formula on this machine:
+it steps the wrapper around a no-op env in one thread per env for a few
+seconds and compares the rate with the limit and the wrapper's own
+``total_delay_s`` (``time.sleep`` overshoots a little, more under load).
+"""
+
+import threading
+import time
+from typing import Any, Dict, List
+
+from habitat_ver.envs.straggler import StepDelaySampler, StragglerWrapper
+
+
+def mean_waits(straggler: Any, num_envs: int, first_index: int = 0) -> List[float]:
+    """Mean wait per step of each env, seconds (``s_i * (b + p * L_s)``).
+
+    Args:
+        straggler: a ``StragglerConfig`` (or a DictConfig of that shape).
+        num_envs: number of envs.
+        first_index: global index of the first env (rank r owns r*N..).
+    """
+    return [StepDelaySampler(straggler, first_index + i).mean_delay() for i in range(num_envs)]
+
+
+def wait_bound_limit(waits: List[float]) -> float:
+    """``sum_i 1 / w_i`` steps/s for mean waits ``w_i`` (seconds, > 0)."""
+    if not waits or min(waits) <= 0:
+        raise ValueError(f"mean waits must be > 0 seconds, got {waits}")
+    return sum(1.0 / w for w in waits)
+
+
+class _NoOpEnv:
+    """The smallest env the wrapper accepts: steps cost nothing."""
+
+    observation_space = None
+    action_space = None
+    reward_range = (0.0, 0.0)
+    metadata: Dict[str, Any] = {}
+    spec = None
+
+    def step(self, action: Any) -> Any:
+        return None, 0.0, False, {}
+
+    def reset(self, **kwargs: Any) -> Any:
+        return None
+
+
+def measured_limit(straggler: Any, num_envs: int, seconds: float) -> Dict[str, float]:
+    """Steps/s of ``num_envs`` wrapped no-op envs stepping freely for ``seconds``.
+
+    Returns:
+        ``steps_per_s`` (measured), ``delay_share`` (the wrappers'
+        ``total_delay_s`` over thread wall time: 1 means ``time.sleep`` slept
+        exactly what was drawn) and ``drawn_mean_wait_s`` per env (averaged).
+    """
+    envs = [StragglerWrapper(_NoOpEnv(), straggler, i) for i in range(num_envs)]  # type: ignore[arg-type]
+    counts = [0] * num_envs
+    deadline = time.monotonic() + seconds
+
+    def run(i: int) -> None:
+        while time.monotonic() < deadline:
+            envs[i].step(0)
+            counts[i] += 1
+
+    start = time.monotonic()
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(num_envs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.monotonic() - start
+    drawn = [env.total_delay_s / max(n, 1) for env, n in zip(envs, counts)]
+    return dict(
+        steps_per_s=sum(counts) / wall,
+        delay_share=sum(env.total_delay_s for env in envs) / (wall * num_envs),
+        drawn_mean_wait_s=sum(drawn) / len(drawn),
+    )

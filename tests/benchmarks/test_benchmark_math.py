@@ -1,0 +1,183 @@
+"""The pure parts of the benchmark scripts: the wait-bound limit, the steady
+rate, the collection/learning split, the log-key mapping, the targets and the
+mean of seed curves, on hand-computed values.  (The scripts themselves are
+benchmarks, never run here.)"""
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from habitat_ver.config.embedded_env import StragglerConfig
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _load(name):
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+run_logs = _load("run_logs")
+wait_bound = _load("wait_bound")
+sps_report = _load("sps_report")
+
+
+def _straggler(**kwargs):
+    return OmegaConf.structured(StragglerConfig(enabled=True, **kwargs))
+
+
+def test_limit_is_the_sum_of_the_inverse_mean_waits():
+    assert wait_bound.wait_bound_limit([0.01, 0.02, 0.04]) == pytest.approx(100 + 50 + 25)
+    with pytest.raises(ValueError, match="must be > 0"):
+        wait_bound.wait_bound_limit([0.01, 0.0])
+
+
+def test_mean_waits_follow_the_straggler_parameters():
+    # s = 2 for every env (min = max); mean wait 2 * (0.01 + 0.1 * 0.1) = 0.04 s;
+    # env 1 is 3x slower (0.12 s): limit 3 / 0.04 + 1 / 0.12 = 83.33 steps/s.
+    cfg = _straggler(
+        speed_factor_min=2.0,
+        speed_factor_max=2.0,
+        base_step_seconds=0.01,
+        long_step_prob=0.1,
+        long_step_seconds=0.1,
+        slow_env_indices=[1],
+        slow_factor=3.0,
+    )
+    waits = wait_bound.mean_waits(cfg, 4)
+    assert waits == pytest.approx([0.04, 0.12, 0.04, 0.04])
+    assert wait_bound.wait_bound_limit(waits) == pytest.approx(75 + 1 / 0.12)
+
+
+def test_steady_rate_counts_from_the_first_steady_update():
+    points = [(10.0, 0), (12.0, 100), (14.0, 300), (20.0, 900)]  # (time, steps)
+    assert run_logs.steady_rate(points, first=1) == pytest.approx(800 / 8)
+    assert run_logs.steady_rate(points, first=0) == pytest.approx(900 / 10)
+    # Too few points after `first`: from the last two.
+    assert run_logs.steady_rate(points[:2], first=1) == pytest.approx(100 / 2)
+    with pytest.raises(ValueError, match="two logged updates"):
+        run_logs.steady_rate(points[:1])
+    with pytest.raises(ValueError, match="do not increase"):
+        run_logs.steady_rate([(5.0, 0), (5.0, 10)])
+
+
+def test_steady_of_running_mean_leaves_out_the_start_up_samples():
+    # Samples 9 (start-up), 1, 1, 1: running means 9, 5, 11/3, 3.
+    means = [9.0, 5.0, 11.0 / 3.0, 3.0]
+    assert run_logs.steady_of_running_mean(means, first=1) == pytest.approx(1.0)
+    assert run_logs.steady_of_running_mean(means, first=2) == pytest.approx(1.0)
+    # Past the window the mean has dropped the start-up samples itself.
+    assert run_logs.steady_of_running_mean(means, first=1, window=3) == 3.0
+    assert run_logs.steady_of_running_mean(means[:1], first=1) == 9.0
+
+
+def test_split_fills_in_the_missing_part_from_the_update_time():
+    parts = run_logs.split(4.0, 3.0, None)
+    assert (parts["collect_s"], parts["learn_s"]) == (3.0, 1.0)
+    assert (parts["collect_share"], parts["learn_share"]) == (0.75, 0.25)
+    assert parts["split_from"] == ["collect"]
+    overlapped = run_logs.split(4.0, 3.5, 1.5)  # shares may add up to over 1
+    assert (overlapped["collect_share"], overlapped["learn_share"]) == (0.875, 0.375)
+    assert run_logs.split(4.0, None, None)["collect_share"] is None
+
+
+def test_summarize_on_a_hand_made_run():
+    sps = [(1024.0, 50.0, 100.0), (2048.0, 0, 104.0), (3072.0, 0, 108.0), (4096.0, 64.0, 112.0)]
+    learn = [(1024.0, 9.0, 100.0), (2048.0, 1.0, 104.0), (3072.0, 1.0, 108.0), (4096.0, 1.0, 112.0)]
+    series = {"sps": ("perf/fps", sps), "learn_s": ("system/learn_seconds", learn)}
+    summary = run_logs.summarize(series)
+    assert summary["steady_sps"] == pytest.approx(2048 / 8)  # from the second update
+    assert summary["mean_sps"] == 64.0
+    assert summary["steps_per_update"] == 1024
+    assert summary["update_s"] == pytest.approx(4.0)
+    assert summary["learn_s"] == pytest.approx(1.0)  # the start-up update's 9 s left out
+    assert summary["collect_s"] == pytest.approx(3.0)
+    assert summary["collect_sps"] == pytest.approx(1024 / 3)
+
+
+def test_read_run_maps_old_and_new_tags_and_upstream_log_lines(tmp_path):
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path))
+    for step in (64, 128):
+        writer.add_scalar("perf/fps", 10.0, step)
+        writer.add_scalar("learner/system/collect_seconds", 2.0, step)  # via the losses dict
+        writer.add_scalar("perf/trainer.update_agent", 0.5, step)
+        writer.add_scalar("reward", step / 64, step)
+    writer.close()
+    log = (  # upstream ver's lines
+        "learner: learn: 500.0ms  update agent: 400.0ms\n"
+        "policy: wait: 9.0ms  finish rollout: 1.0ms  rollout: 3000.0ms  batch obs: 0.6ms\n"
+    )
+    series = run_logs.read_run(str(tmp_path), log)
+    assert series["sps"][0] == "perf/fps"
+    assert series["collect_s"][0] == "system/collect_seconds"  # TensorBoard before the log
+    assert series["learn_s"][0] == "perf/trainer.update_agent"
+    assert [p[:2] for p in series["reward"][1]] == [(64.0, 1.0), (128.0, 2.0)]
+    upstream = run_logs.read_run(None, log + "learner: update agent: 7.0ms  learn: 9.0ms\n")
+    assert [p[1] for p in upstream["learn_s"][1]] == pytest.approx([0.5, 0.009])
+    assert "collect_s" not in upstream  # the rest of the update
+
+
+def test_read_run_prefers_issue_17s_names(tmp_path):
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path))
+    for tag, value in (
+        ("perf/fps", 1.0),
+        ("system/sps", 2.0),
+        ("system/time/trainer.update_agent", 3.0),
+        ("system/learn_seconds", 4.0),
+        ("system/collect_seconds", 5.0),
+    ):
+        writer.add_scalar(tag, value, 64)
+    writer.close()
+    series = run_logs.read_run(str(tmp_path))
+    got = {name: (tag, points[0][1]) for name, (tag, points) in series.items()}
+    assert got == {
+        "sps": ("system/sps", 2.0),
+        "learn_s": ("system/learn_seconds", 4.0),
+        "collect_s": ("system/collect_seconds", 5.0),
+    }
+
+
+def test_targets_and_limit_fractions():
+    results = {
+        "ddppo": {"steady_sps": 100.0},
+        "ver": sps_report.with_limit(
+            {"steady_sps": 300.0, "collect_share": 0.8, "collect_sps": 390.0}, 400.0
+        ),
+        "ver_overlap": {"steady_sps": 350.0},
+        "upstream_ver": {"steady_sps": 300.0},
+    }
+    assert results["ver"]["limit_fraction"] == pytest.approx(0.75)
+    assert results["ver"]["limit_x_collect_share"] == pytest.approx(320.0)
+    got = sps_report.targets(results, 400.0)
+    assert got["ver >= 2.5x ddppo"] == [300.0, 250.0, True]
+    assert got["ver >= 0.9 x limit x collection share"] == [300.0, pytest.approx(288.0), True]
+    assert got["best ver >= 0.85 x limit"] == [350.0, 340.0, True]
+    assert got["best ver >= 1.2x upstream ver"] == [350.0, 360.0, False]
+    assert got["ver collection alone >= 0.95 x limit"] == [390.0, 380.0, True]
+    assert "appo >= ver" not in got  # appo did not run
+    assert sps_report.ratios(results)["ver/ddppo"] == pytest.approx(3.0)
+
+
+def test_mean_curve_and_steps_to_threshold():
+    sample_efficiency = _load("sample_efficiency")
+    curves = [[[0, 0.0], [10, 10.0]], [[0, 10.0], [10, 30.0]]]
+    assert sample_efficiency.mean_curve(curves, points=3) == [[0, 5.0], [5, 12.5], [10, 20.0]]
+    # Only the range both cover: [2, 10].
+    shifted = [[[2, 0.0], [10, 8.0]], [[0, 0.0], [12, 12.0]]]
+    assert sample_efficiency.mean_curve(shifted, points=2) == [[2, 1.0], [10, 9.0]]
+    assert sample_efficiency.steps_to([[5, 1.0], [9, 4.0], [12, 3.0]], 4.0) == 9
+    assert sample_efficiency.steps_to([[5, 1.0]], 4.0) is None
+    assert not math.isnan(sample_efficiency.mean_curve(curves, points=1)[0][1])
