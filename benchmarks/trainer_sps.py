@@ -77,18 +77,33 @@ WARMUP_UPDATES = 2
 RATIOS = [("ver", "ddppo"), ("ver", "nover"), ("ver", "upstream_ver"), ("ver_overlap", "ver")]
 
 
+# Our trainers log ``update: 10\tsteps: 640\tsystem/sps: 1975.046``
+# (habitat_ver/trainers/training_log.py); upstream's ``ddppo`` logs
+# ``update: 10\tfps: 1975.046`` and ``Num frames 640`` on the next line, and
+# upstream's ``ver`` ``update: 10\tfps: 1975.0\twindow fps: ...\tframes: 640``.
+OUR_LINE = re.compile(r"update: \d+\tsteps: (\d+)\tsystem/sps: ([0-9.]+)")
+UPSTREAM_FPS = re.compile(r"update: \d+\s+fps: ([0-9.]+)")
+UPSTREAM_FRAMES = re.compile(r"(?:Num frames |\tframes: )(\d+)")
+
+
+def _fps_and_frames(log_text: str):
+    """``([steps/s], [steps])`` of each log line, in either trainer's format."""
+    ours = OUR_LINE.findall(log_text)
+    if ours:
+        return [float(s) for _, s in ours], [int(f) for f, _ in ours]
+    fps = [float(v) for v in UPSTREAM_FPS.findall(log_text)]
+    return fps, [int(v) for v in UPSTREAM_FRAMES.findall(log_text)]
+
+
 def sps_from_log(log_text: str) -> Dict[str, float]:
     """Mean and max steps/s from the trainers' log lines.
 
-    Our trainers and upstream's ``ddppo`` log ``update: 10\tfps: 1975.046``
-    and, on the next line, ``Num frames 640``; upstream's ``ver`` logs
-    ``update: 10\tfps: 1975.0\twindow fps: ...\tframes: 640`` on one line.
-    ``fps`` is steps done over wall time so far, so each (fps, frames) pair
-    gives the elapsed time ``frames / fps``, and consecutive pairs an
-    interval's steps/s.  The last ``fps`` is the run's mean.
+    Each line gives the steps done and the steps/s over the wall time so far
+    (see :data:`OUR_LINE` for the formats), so each pair gives the elapsed
+    time ``steps / sps``, and consecutive pairs an interval's steps/s.  The
+    last steps/s is the run's mean.
     """
-    fps = [float(v) for v in re.findall(r"update: \d+\s+fps: ([0-9.]+)", log_text)]
-    frames = [int(v) for v in re.findall(r"(?:Num frames |\tframes: )(\d+)", log_text)]
+    fps, frames = _fps_and_frames(log_text)
     if not fps or len(fps) != len(frames):
         raise ValueError(f"the run's log has {len(fps)} fps lines and {len(frames)} frame counts")
     elapsed = [f / s for f, s in zip(frames, fps) if s > 0]

@@ -349,8 +349,8 @@ class VERTrainer(DDPPOTrainer):
         if self._ver_tracker is not None:
             last = self.rollout_stats[-1]
             # Averaged over ranks by the per-update all-reduce: the run's share.
-            losses["stale_fraction"] = last["stale"] / (last["fresh"] + last["stale"])
-            losses["ver_preemption_steps"] = float(
+            losses["system/stale_fraction"] = last["stale"] / (last["fresh"] + last["stale"])
+            losses["system/ver_preemption_steps"] = float(
                 self._ver_tracker.plan_next(self.num_updates_done)
             )
             if rank0_only() and self.num_updates_done >= 2:
