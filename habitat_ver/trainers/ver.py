@@ -365,7 +365,7 @@ class VERTrainer(DDPPOTrainer):
         A thread acts with a frozen copy of the pre-update policy and fills
         the next rollout's storage; the learnt storage is left untouched.
         Its steps carry the old policy version, so PPO's ratio (and the
-        logged ``policy_version_difference``) treat them as one update stale.
+        logged ``system/policy_lag``) treat them as one update stale.
         """
         nxt = self._agent.begin_next_rollout()
         policy = self._frozen_policy()
