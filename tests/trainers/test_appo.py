@@ -1,6 +1,7 @@
 """The `appo` trainer on CartPole: steps, policy lag, V-trace learner, config."""
 
 import glob
+import math
 
 import pytest
 import torch
@@ -150,12 +151,12 @@ def test_learned_entropy_coefficient_is_stepped_by_appos_updates(out_dir):
     coef = trainer._agent.updater.entropy_coef
     assert isinstance(coef, LearnedEntropyCoefficient)
     # CartPole's 2-action policy has entropy ~log 2 > target 0: alpha went
-    # down from its initial 1e-3 (2 updates x 2 epochs x 1 minibatch).
-    assert 1e-4 <= float(coef().detach()) < 1e-3
+    # down from its initial 1e-3, by ~lr = 1e-3 in log space per Adam step
+    # (2 updates x 2 epochs x 1 minibatch).
+    assert float(coef.log_alpha) < math.log(1e-3) - 0.003
     assert trainer._agent.updater.targets.__class__.__name__ == "VTraceTargets"
-    scalars = _tensorboard_scalars(out_dir / "tb")
-    assert len(scalars["learner/entropy_coef"]) == 2
-    assert all(1e-4 <= a < 1e-3 for a in scalars["learner/entropy_coef"])
+    logged = _tensorboard_scalars(out_dir / "tb")["learner/entropy_coef"]
+    assert len(logged) == 2 and 1e-4 <= logged[1] < logged[0] < 1e-3 * math.exp(-0.001)
 
 
 def test_a_restarted_run_resumes_counters_and_optimizer(out_dir):
