@@ -41,7 +41,7 @@ class TrajectoryBatch:
 
     @property
     def num_trajectories(self) -> int:
-        return self.data["masks"].shape[1]
+        return int(self.data["masks"].shape[1])
 
     def data_generator(
         self, advantages: Optional[Tensor], num_mini_batch: int

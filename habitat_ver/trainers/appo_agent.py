@@ -7,11 +7,12 @@ lock-step ``RolloutStorage``; the updater is the configured one (our
 coefficient, value clipping, ...) with V-trace as its targets step.
 """
 
-from typing import Any
+from typing import Any, cast
 
 from habitat_baselines.rl.ppo.single_agent_access_mgr import SingleAgentAccessMgr
 
 from habitat_ver.system.appo_buffers import TrajectoryBuffers
+from habitat_ver.updaters.ppo import PPOUpdater
 from habitat_ver.updaters.targets import VTraceTargets
 
 __all__ = ["AppoAgentAccessMgr", "num_trajectory_slots"]
@@ -35,7 +36,7 @@ class AppoAgentAccessMgr(SingleAgentAccessMgr):
         policy_action_space: Any,
         config: Any,
         device: Any,
-    ) -> TrajectoryBuffers:
+    ) -> Any:  # appo's storage, not a habitat Storage
         return TrajectoryBuffers.allocate(
             num_trajectory_slots(config, num_envs),
             config.habitat_baselines.rl.ppo.num_steps,
@@ -45,6 +46,6 @@ class AppoAgentAccessMgr(SingleAgentAccessMgr):
         )
 
     def _create_updater(self, actor_critic: Any) -> Any:
-        updater = super()._create_updater(actor_critic)
+        updater = cast(PPOUpdater, super()._create_updater(actor_critic))
         updater.use_targets(VTraceTargets.from_config(self._config))
         return updater

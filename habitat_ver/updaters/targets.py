@@ -61,7 +61,8 @@ class GAETargets(TargetsStep):
     """Returns from the storage, advantages normalised over the rollout."""
 
     def before_epochs(self, updater: Any, rollouts: Any) -> Optional[Tensor]:
-        return updater.get_advantages(rollouts)
+        advantages: Tensor = updater.get_advantages(rollouts)
+        return advantages
 
     def on_minibatch(
         self, batch: Dict[str, Any], values: Tensor, log_probs: Tensor, entropy: Tensor
