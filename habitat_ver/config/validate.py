@@ -14,6 +14,7 @@ from omegaconf import OmegaConf
 
 from habitat_ver.compat import sim_free
 from habitat_ver.config.errors import ConfigError
+from habitat_ver.config.honoured_keys import validate_honoured_keys
 from habitat_ver.config.known_keys import unknown_keys
 
 
@@ -265,64 +266,6 @@ def validate_appo(config: Any) -> None:
     for name in ("vtrace_rho_clip", "vtrace_c_clip"):
         _check(appo[name] > 0, key + name, appo[name], "must be > 0")
     _check(appo.max_policy_lag >= 0, key + "max_policy_lag", appo.max_policy_lag, "must be >= 0")
-
-
-# Why a trainer cannot run with rl.ppo.use_double_buffered_sampler=True.
-_NO_DOUBLE_BUFFERING = {
-    "ver": "ver's env workers step as soon as their own action arrives (no lock-step buffers)",
-    "appo": "appo's rollout workers double-buffer by env groups (rl.appo.num_env_groups)",
-}
-
-
-def validate_honoured_keys(config: Any) -> None:
-    """Keys a trainer would otherwise silently ignore are refused.
-
-    ``ddppo`` honours every ``rl.ppo`` key (upstream's lock-step loop); ``ver``
-    and ``appo`` share its PPO updater, so the learning keys hold for them too,
-    but not the keys of a collection or targets scheme they do not run.
-    """
-    baselines = config.habitat_baselines
-    trainer, ppo = baselines.trainer_name, baselines.rl.ppo
-    key = "habitat_baselines.rl.ppo."
-    if trainer in _NO_DOUBLE_BUFFERING:
-        _check(
-            not ppo.use_double_buffered_sampler,
-            key + "use_double_buffered_sampler",
-            ppo.use_double_buffered_sampler,
-            f"False for trainer {trainer!r}: {_NO_DOUBLE_BUFFERING[trainer]}",
-        )
-    ver = baselines.rl.get("ver")
-    if trainer in ("ddppo", "appo") and ver is not None:
-        _check(
-            not ver.overlap_rollouts_and_learn,
-            "habitat_baselines.rl.ver.overlap_rollouts_and_learn",
-            ver.overlap_rollouts_and_learn,
-            f"False for trainer {trainer!r} (only the ver trainer overlaps them)",
-        )
-    if trainer == "appo":
-        _check(
-            ppo.use_gae,
-            key + "use_gae",
-            ppo.use_gae,
-            "True for trainer 'appo': its targets are V-trace's (rl.appo.vtrace_rho_clip, "
-            "rl.appo.vtrace_c_clip), there is no Monte-Carlo mode",
-        )
-        _check_our_updater(baselines.updater_name, trainer)
-
-
-def _check_our_updater(name: str, trainer: str) -> None:
-    """``trainer`` needs an updater with a targets step (our ``PPOUpdater``)."""
-    from habitat_baselines.common.baseline_registry import baseline_registry
-
-    from habitat_ver.updaters.ppo import PPOUpdater
-
-    updater = baseline_registry.get_updater(name)
-    _check(
-        isinstance(updater, type) and issubclass(updater, PPOUpdater),
-        "habitat_baselines.updater_name",
-        name,
-        f"PPOUpdater (or a subclass) for trainer {trainer!r}: it sets the V-trace targets step",
-    )
 
 
 def validate_env_workers(config: Any) -> None:

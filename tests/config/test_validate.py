@@ -77,6 +77,12 @@ BAD = [
         "False for trainer 'ddppo'",
     ),
     (
+        "ver",
+        "habitat_baselines.rl.appo.batch_trajectories=8",
+        "habitat_baselines.rl.appo.batch_trajectories=8 ",
+        "0 (the default) for trainer 'ver': rl.appo is read by the appo trainer only",
+    ),
+    (
         "appo",
         "habitat_baselines.updater_name=PPO",
         "habitat_baselines.updater_name='PPO' ",
