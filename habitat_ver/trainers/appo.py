@@ -32,7 +32,7 @@ from habitat import logger
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 
 from habitat_ver.config.schema import hang_warning_seconds
-from habitat_ver.config.upstream import with_appo_defaults
+from habitat_ver.config.upstream import use_our_updater, with_appo_defaults
 from habitat_ver.envs.builder import scenario_for
 from habitat_ver.envs.factory import env_builders
 from habitat_ver.system.appo_batch import TrajectoryBatch
@@ -66,8 +66,9 @@ class AppoTrainer(DDPPOTrainer):
     # --------------------------------------------------------------- set-up
     @classmethod
     def adapt_config(cls, config: Any) -> Any:
-        """Also fills in ``rl.appo``'s defaults (upstream configs lack it)."""
-        return with_appo_defaults(super().adapt_config(config))
+        """Also fills in ``rl.appo``'s defaults (upstream configs lack it) and
+        reads upstream's ``PPO`` updater as ours."""
+        return use_our_updater(with_appo_defaults(super().adapt_config(config)))
 
     def _init_envs(self, config: Any = None, is_eval: bool = False) -> None:
         if is_eval:  # evaluation runs upstream's evaluator on a vector env

@@ -84,8 +84,8 @@ BAD = [
     ),
     (
         "appo",
-        "habitat_baselines.updater_name=PPO",
-        "habitat_baselines.updater_name='PPO' ",
+        "habitat_baselines.updater_name=DDPPO",
+        "habitat_baselines.updater_name='DDPPO' ",
         "PPOUpdater (or a subclass) for trainer 'appo'",
     ),
 ]

@@ -235,8 +235,8 @@ def test_bad_appo_keys_are_named(out_dir, key, value, match):
             r"overlap_rollouts_and_learn=True is not allowed: False for trainer 'appo'",
         ),
         (
-            "habitat_baselines.updater_name=PPO",
-            r"updater_name='PPO' is not allowed: PPOUpdater \(or a subclass\)",
+            "habitat_baselines.updater_name=DDPPO",
+            r"updater_name='DDPPO' is not allowed: PPOUpdater \(or a subclass\)",
         ),
     ],
 )
