@@ -80,7 +80,7 @@ def real_sps(args: argparse.Namespace, policy: str) -> float:
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
         if done.returncode != 0:
             raise RuntimeError(f"{policy}: the run failed:\n{done.stderr[-3000:]}")
-        fps = re.findall(r"fps: ([0-9.]+)", done.stderr + done.stdout)
+        fps = re.findall(r"(?:system/sps|fps): ([0-9.]+)", done.stderr + done.stdout)
         return float(fps[-1])
 
 

@@ -54,7 +54,7 @@ def test_single_node_example_trains_on_two_ranks(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     # Rank 0 logs 2 updates; the first holds T*N = 32 steps from each rank,
     # the second at most that (VER's preemption may cut a rank short).
-    frames = [int(f) for f in re.findall(r"Num updates: \d+\tNum frames (\d+)", done.stderr)]
+    frames = [int(f) for f in re.findall(r"update: \d+\tsteps: (\d+)\t", done.stderr)]
     assert len(frames) == 2 and frames[0] == 64 and 64 < frames[1] <= 128, done.stderr[-3000:]
 
 

@@ -32,7 +32,7 @@ class AppoConfig:
     # V-trace's c-bar (truncation of the trace coefficients), > 0.
     vtrace_c_clip: float = 1.0
     # Trajectories with a step older than this many policy versions at learning
-    # time are dropped (counted in diag/dropped_trajectories), >= 0.
+    # time are dropped (counted in system/dropped_trajectories), >= 0.
     max_policy_lag: int = 20
     # Run the rollout workers in the policy worker's thread (tests, debugging).
     serial: bool = False

@@ -18,6 +18,9 @@ config is what the run saves in its checkpoints.
   other storage is refused with :class:`ConfigError`.
 * ``rl.appo`` (``appo`` only): upstream's schema has no such section; its
   defaults (:class:`~habitat_ver.config.appo.AppoConfig`) are filled in.
+* ``updater_name`` (``appo`` only): appo's V-trace is a targets step of our
+  :class:`~habitat_ver.updaters.ppo.PPOUpdater`; upstream's ``PPO`` (the
+  default, same update arithmetic) is read as ``PPOUpdater``.
 """
 
 from typing import Any, Set
@@ -30,6 +33,8 @@ from habitat_ver.config.errors import ConfigError
 
 OUR_ENV_FACTORY = "habitat_ver.envs.factory.VerVectorEnvFactory"
 OUR_VER_STORAGE = "VERStorage"
+OUR_UPDATER = "PPOUpdater"
+UPSTREAM_UPDATER = "PPO"
 # Storage names that mean "the lock-step PPO storage" in upstream configs (and
 # in our ddppo configs): under `ver` they are read as VERStorage.
 LOCKSTEP_STORAGE_NAMES = ("RolloutStorage", "VERRolloutStorage", "LockstepRolloutStorage")
@@ -129,3 +134,17 @@ def with_appo_defaults(config: Any) -> Any:
         OmegaConf.to_container(config.habitat_baselines.rl, resolve=False),
     )
     return _replaced(config, "rl", rl)
+
+
+def use_our_updater(config: Any) -> Any:
+    """``config`` with upstream's ``PPO`` updater name read as ``PPOUpdater``.
+
+    Returns ``config`` itself when it names another updater.
+    """
+    if config.habitat_baselines.updater_name != UPSTREAM_UPDATER:
+        return config
+    _log_once(
+        f"habitat_baselines.updater_name={UPSTREAM_UPDATER}: the appo trainer uses "
+        f"{OUR_UPDATER} (same update; V-trace is its targets step)"
+    )
+    return _replaced(config, "updater_name", OUR_UPDATER)

@@ -14,6 +14,7 @@ from omegaconf import OmegaConf
 
 from habitat_ver.compat import sim_free
 from habitat_ver.config.errors import ConfigError
+from habitat_ver.config.honoured_keys import validate_honoured_keys
 from habitat_ver.config.known_keys import unknown_keys
 
 
@@ -327,6 +328,7 @@ def validate(config: Any) -> None:
     validate_ver(config)
     validate_gym_id(config)
     validate_appo(config)
+    validate_honoured_keys(config)
     validate_env_workers(config)
     validate_eval(config)
     embedded = config.habitat_baselines.get("embedded_env")

@@ -35,6 +35,8 @@ class TrajectoryBuffers:
             so the learner evaluates all ``T + 1`` steps in one call.
         behaviour_log_probs: ``[S, T, 1]``, log-probability of the action
             under the policy that acted.
+        value_preds: ``[S, T, 1]``, that policy's value of the step (the
+            reference of ``rl.ppo.use_clipped_value_loss``).
         rewards: ``[S, T, 1]`` reward after acting at step ``t``.
         dones: ``[S, T, 1]`` bool, True where the episode ended after ``t``.
         truncated: ``[S, T, 1]`` bool, True where that end was a time-limit cut.
@@ -48,6 +50,7 @@ class TrajectoryBuffers:
     prev_actions: Tensor
     actions: Tensor
     behaviour_log_probs: Tensor
+    value_preds: Tensor
     rewards: Tensor
     dones: Tensor
     truncated: Tensor
@@ -75,6 +78,7 @@ class TrajectoryBuffers:
             prev_actions=actions.view(S, T + 1, *actions.shape[1:]).clone(),
             actions=actions.view(S, T + 1, *actions.shape[1:]).clone(),
             behaviour_log_probs=torch.full((S, T, 1), float("nan")),
+            value_preds=torch.full((S, T, 1), float("nan")),
             rewards=torch.full((S, T, 1), float("nan")),
             dones=torch.zeros(S, T, 1, dtype=torch.bool),
             truncated=torch.zeros(S, T, 1, dtype=torch.bool),
@@ -101,6 +105,7 @@ class TrajectoryBuffers:
             "prev_actions",
             "actions",
             "behaviour_log_probs",
+            "value_preds",
             "rewards",
             "dones",
             "truncated",
@@ -110,9 +115,14 @@ class TrajectoryBuffers:
         ):
             yield getattr(self, name)
 
+    def insert_first_observations(self, batch: Dict[str, Tensor]) -> None:
+        """Upstream's storage contract; nothing to do: the policy worker reads
+        the first observations from the env rows and writes each slot's own."""
+
     def clear(self, slot: int) -> None:
         """Back to sentinels, so a half-written slot is never mistaken for data."""
         self.behaviour_log_probs[slot] = float("nan")
+        self.value_preds[slot] = float("nan")
         self.rewards[slot] = float("nan")
         self.versions[slot] = -1
         self.env_ids[slot] = -1
@@ -130,6 +140,7 @@ class TrajectoryBuffers:
             prev_actions=time_major(self.prev_actions),
             actions=time_major(self.actions),
             behaviour_log_probs=time_major(self.behaviour_log_probs),
+            value_preds=time_major(self.value_preds),
             rewards=time_major(self.rewards),
             dones=time_major(self.dones),
             truncated=time_major(self.truncated),

@@ -230,6 +230,7 @@ class PolicyWorker:
         traj.prev_actions[slots, ts] = prev_actions
         traj.actions[slots, ts] = out.actions.cpu().to(traj.actions.dtype)
         traj.behaviour_log_probs[slots, ts] = out.action_log_probs.cpu().float()
+        traj.value_preds[slots, ts] = out.values.cpu().float()
         traj.versions[slots, ts] = version
         first = ts == 0
         traj.hidden[slots[first]] = hidden[first]

@@ -8,16 +8,19 @@ Petrenko et al. 2020, sections 3.1-3.4.  Three parts run at once:
   this process that batches inference over every group whose results
   arrived and writes trajectories of ``T = rl.ppo.num_steps`` steps into
   shared slots (:mod:`habitat_ver.system.appo_buffers`);
-* the learner (this thread, math in :mod:`habitat_ver.system.appo_learner`),
-  which trains on ``rl.appo.batch_trajectories`` complete trajectories as
-  soon as they are ready, with V-trace targets and PPO clipping, then
-  publishes the new weights to the policy worker.
+* the learner (this thread), which hands ``rl.appo.batch_trajectories``
+  complete trajectories, as soon as they are ready, to the PPO updater every
+  trainer uses (:class:`~habitat_ver.updaters.ppo.PPOUpdater`, with V-trace
+  as its targets step: :class:`~habitat_ver.updaters.targets.VTraceTargets`),
+  then publishes the new weights to the policy worker.
 
-Each step records the policy version that chose it; the learner reports the
-lag (its version minus the step's) as ``policy_lag/mean`` and
-``policy_lag/max`` and drops trajectories older than ``rl.appo.max_policy_lag``.
-Set-up, checkpoints, resume, logging and evaluation are
-:class:`DDPPOTrainer`'s, through its hooks (``_init_envs``,
+The trajectory slots are the agent's storage
+(:class:`~habitat_ver.trainers.appo_agent.AppoAgentAccessMgr`).  Each step
+records the policy version that chose it; the learner reports the lag (its
+version minus the step's) as ``system/policy_lag/mean`` and
+``system/policy_lag/max`` and drops trajectories older than
+``rl.appo.max_policy_lag``.  Set-up, checkpoints, resume, logging and
+evaluation are :class:`DDPPOTrainer`'s, through its hooks (``_init_envs``,
 ``_create_agent``, ``_collect_rollout``, ``_update_agent``).
 """
 
@@ -29,14 +32,15 @@ from habitat import logger
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 
 from habitat_ver.config.schema import hang_warning_seconds
-from habitat_ver.config.upstream import with_appo_defaults
+from habitat_ver.config.upstream import use_our_updater, with_appo_defaults
 from habitat_ver.envs.builder import scenario_for
 from habitat_ver.envs.factory import env_builders
-from habitat_ver.system.appo_buffers import SlotPool, TrajectoryBuffers
-from habitat_ver.system.appo_learner import AppoLearner, AppoLearnerSettings
+from habitat_ver.system.appo_batch import TrajectoryBatch
+from habitat_ver.system.appo_buffers import SlotPool
 from habitat_ver.system.appo_policy_worker import PolicyWorker
 from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
 from habitat_ver.system.reward_guard import max_nonfinite_rewards
+from habitat_ver.trainers.appo_agent import AppoAgentAccessMgr
 from habitat_ver.trainers.ddppo import DDPPOTrainer
 
 
@@ -49,7 +53,6 @@ class AppoTrainer(DDPPOTrainer):
     def __init__(self, config: Any = None):
         super().__init__(config)
         self._policy_worker: Optional[PolicyWorker] = None
-        self._learner: Optional[AppoLearner] = None
         self._batch_slots: List[int] = []
         self._dropped = 0
         # Per update: (mean, max) lag of the learnt steps, in policy versions.
@@ -63,8 +66,9 @@ class AppoTrainer(DDPPOTrainer):
     # --------------------------------------------------------------- set-up
     @classmethod
     def adapt_config(cls, config: Any) -> Any:
-        """Also fills in ``rl.appo``'s defaults (upstream configs lack it)."""
-        return with_appo_defaults(super().adapt_config(config))
+        """Also fills in ``rl.appo``'s defaults (upstream configs lack it) and
+        reads upstream's ``PPO`` updater as ours."""
+        return use_our_updater(with_appo_defaults(super().adapt_config(config)))
 
     def _init_envs(self, config: Any = None, is_eval: bool = False) -> None:
         if is_eval:  # evaluation runs upstream's evaluator on a vector env
@@ -82,24 +86,30 @@ class AppoTrainer(DDPPOTrainer):
             )
         )
 
+    def _create_agent(self, resume_state: Any, **kwargs: Any) -> Any:
+        """Training: the trajectory slots as storage, V-trace targets."""
+        if not isinstance(self.envs, RolloutWorkerPool):
+            return super()._create_agent(resume_state, **kwargs)  # evaluation
+        self._create_obs_transforms()
+        return AppoAgentAccessMgr(
+            config=self.config,
+            env_spec=self._env_spec,
+            is_distrib=self._is_distributed,
+            device=self.device,
+            resume_state=resume_state,
+            num_envs=self.envs.num_envs,
+            percent_done_fn=self.percent_done,
+            **kwargs,
+        )
+
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:
         if self.config.habitat_baselines.rl.ddppo.force_distributed or self._is_distributed:
             raise NotImplementedError("the appo trainer runs on one rank")
         super()._init_train(resume_state)
-        appo, ppo = self._appo, self._ppo_cfg
-        n = self.envs.num_envs
-        batch = appo.batch_trajectories or n
         policy = self._agent.actor_critic
-        slots = appo.num_trajectory_slots or 2 * batch + n
-        self._trajectories = TrajectoryBuffers.allocate(
-            slots,
-            ppo.num_steps,
-            self.envs.observation_space,
-            self.envs.action_space,
-            (policy.num_recurrent_layers, policy.recurrent_hidden_size),
-        )
-        self._slots = SlotPool(slots)
-        transform = functools.partial(
+        self._trajectories = self._agent.rollouts
+        self._slots = SlotPool(self._trajectories.num_slots)
+        self._transform = functools.partial(
             apply_obs_transforms_batch, obs_transforms=self.obs_transforms
         )
         acting = copy.deepcopy(policy).eval().requires_grad_(False)
@@ -109,29 +119,11 @@ class AppoTrainer(DDPPOTrainer):
             self._trajectories,
             self._slots,
             self.device,
-            transform,
+            self._transform,
             max_nonfinite_rewards=max_nonfinite_rewards(self.config),
         )
         self.envs.close_hooks.append(self._policy_worker.stop)
-        self._learner = AppoLearner(
-            policy,
-            self._agent.updater.optimizer,
-            AppoLearnerSettings(
-                clip_eps=ppo.clip_param,
-                ppo_epoch=ppo.ppo_epoch,
-                num_mini_batch=ppo.num_mini_batch,
-                value_loss_coef=ppo.value_loss_coef,
-                entropy_coef=float(ppo.entropy_coef),
-                max_grad_norm=ppo.max_grad_norm,
-                gamma=ppo.gamma,
-                vtrace_rho_clip=appo.vtrace_rho_clip,
-                vtrace_c_clip=appo.vtrace_c_clip,
-                normalize_advantage=ppo.use_normalized_advantage,
-            ),
-            self.device,
-            transform,
-        )
-        self._batch_size = batch
+        self._batch_size = self._appo.batch_trajectories or self.envs.num_envs
 
     # ----------------------------------------------------------- collection
     def _start_sampling(self) -> None:
@@ -171,7 +163,9 @@ class AppoTrainer(DDPPOTrainer):
         batch = self._trajectories.batch(slots)
         self._slots.give_back(slots)
         lag = (self.num_updates_done - batch["versions"]).float()
-        losses = self._learner.learn(batch)
+        self._agent.train()
+        losses = self._agent.updater.update(TrajectoryBatch(batch, self.device, self._transform))
+        self._agent.eval()
         self._policy_worker.publish(
             self._agent.actor_critic.state_dict(), self.num_updates_done + 1
         )
@@ -180,9 +174,9 @@ class AppoTrainer(DDPPOTrainer):
         self.policy_lag.append((mean_lag, max_lag))
         losses.update(
             {
-                "policy_lag/mean": mean_lag,
-                "policy_lag/max": max_lag,
-                "diag/dropped_trajectories": float(self._dropped),
+                "system/policy_lag/mean": mean_lag,
+                "system/policy_lag/max": max_lag,
+                "system/dropped_trajectories": float(self._dropped),
                 "system/nonfinite_rewards": float(self._policy_worker.nonfinite_rewards.count),
             }
         )

@@ -27,6 +27,7 @@ from habitat_baselines.common.tensorboard_utils import get_writer
 from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer
 
+from habitat_ver.common.log_keys import COLLECT_SECONDS, LEARN_SECONDS
 from habitat_ver.common.checkpoint import (
     ResumeStateFiles,
     config_to_plain,
@@ -49,6 +50,7 @@ from habitat_ver.distributed.preemption import RolloutTracker
 from habitat_ver.system.truncation import truncated_from_info
 from habitat_ver.trainers.learning_curve import CurveRecorder, curve_path, write_curve_png
 from habitat_ver.trainers.progress import RunProgress, RunSummary
+from habitat_ver.trainers.training_log import write_training_log
 
 
 class DDPPOTrainer(PPOTrainer):
@@ -80,6 +82,7 @@ class DDPPOTrainer(PPOTrainer):
         self.curve_points: Dict[str, List[List[float]]] = {}
         # Multi-rank: a stop signal on any rank, agreed in the last all-reduce.
         self._stop_agreed = False
+        self._collect_seconds = 0.0  # of the rollout being learnt
 
     # ----------------------------------------------------------------- hooks
     @classmethod
@@ -313,7 +316,10 @@ class DDPPOTrainer(PPOTrainer):
         return requeue.stop_requested_locally()
 
     def _learn(self, steps: int) -> Dict[str, float]:
+        start = time.monotonic()
         losses = self._update_agent()
+        losses[LEARN_SECONDS] = time.monotonic() - start
+        losses[COLLECT_SECONDS] = self._collect_seconds
         if self._rollout_tracker is not None and rank0_only() and self.num_updates_done > 1:
             # Every rank passed update u-1's all-reduce before rank 0 got here.
             self._rollout_tracker.forget(self.num_updates_done - 2)
@@ -374,6 +380,11 @@ class DDPPOTrainer(PPOTrainer):
             enabled=bool(settings.enabled) and rank0_only(),
             refresh_seconds=settings.refresh_seconds,
         )
+
+    @rank0_only
+    def _training_log(self, writer: Any, losses: Dict[str, float], prev_time: int = 0) -> None:
+        """Our log vocabulary (:mod:`habitat_ver.common.log_keys`), not upstream's."""
+        write_training_log(self, writer, losses, self._sps())
 
     def _sps(self) -> float:
         elapsed = (time.time() - self.t_start) + self._prev_time
@@ -446,7 +457,9 @@ class DDPPOTrainer(PPOTrainer):
                     self._save_resume_state()
                 requeue.requeue()
                 return True
+            start = time.monotonic()
             steps = self._collect_rollout()
+            self._collect_seconds = time.monotonic() - start
             losses = self._learn(steps)
             self._training_log(writer, losses, self._prev_time)
             self._maybe_checkpoint()

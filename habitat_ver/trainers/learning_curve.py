@@ -1,7 +1,7 @@
 """The learning curve of a run: return and steps/s against steps, as a PNG.
 
 The points are exactly the values the trainer logs to TensorBoard (``reward``
-and ``perf/fps`` at ``num_steps_done``): :class:`CurveRecorder` wraps the
+and ``system/sps`` at ``num_steps_done``): :class:`CurveRecorder` wraps the
 writer and keeps a copy of those scalars as they pass.  At the end of a run
 the curve is drawn and written atomically; the points are also stored in the
 PNG's text metadata (key :data:`METADATA_KEY`, JSON) so a reader can check what
@@ -13,10 +13,11 @@ import os
 from typing import Any, Callable, Dict, List, Optional
 
 from habitat_ver.common.atomic import write_atomically
+from habitat_ver.common.log_keys import SPS
 
-# TensorBoard scalar names habitat-baselines' PPOTrainer._training_log writes.
+# TensorBoard scalar names the trainers' training log writes (common/log_keys.py).
 REWARD_TAG = "reward"
-SPS_TAG = "perf/fps"
+SPS_TAG = SPS
 METADATA_KEY = "habitat_ver_curve"
 FILE_NAME = "learning_curve.png"
 

@@ -349,8 +349,8 @@ class VERTrainer(DDPPOTrainer):
         if self._ver_tracker is not None:
             last = self.rollout_stats[-1]
             # Averaged over ranks by the per-update all-reduce: the run's share.
-            losses["stale_fraction"] = last["stale"] / (last["fresh"] + last["stale"])
-            losses["ver_preemption_steps"] = float(
+            losses["system/stale_fraction"] = last["stale"] / (last["fresh"] + last["stale"])
+            losses["system/ver_preemption_steps"] = float(
                 self._ver_tracker.plan_next(self.num_updates_done)
             )
             if rank0_only() and self.num_updates_done >= 2:
@@ -365,7 +365,7 @@ class VERTrainer(DDPPOTrainer):
         A thread acts with a frozen copy of the pre-update policy and fills
         the next rollout's storage; the learnt storage is left untouched.
         Its steps carry the old policy version, so PPO's ratio (and the
-        logged ``policy_version_difference``) treat them as one update stale.
+        logged ``system/policy_lag``) treat them as one update stale.
         """
         nxt = self._agent.begin_next_rollout()
         policy = self._frozen_policy()

@@ -9,7 +9,9 @@ reports an entropy: Gaussian, categorical or a product of both.
 import math
 from typing import Any, Dict, Tuple
 
+import numpy as np
 import torch
+from gym import spaces
 from torch import Tensor, nn
 
 from habitat_ver.algo.entropy_coef import (
@@ -20,7 +22,7 @@ from habitat_ver.algo.entropy_coef import (
     entropy_coef_loss,
 )
 
-__all__ = ["LearnedEntropyCoefficient"]
+__all__ = ["LearnedEntropyCoefficient", "action_dims"]
 
 
 class LearnedEntropyCoefficient(nn.Module):
@@ -86,3 +88,22 @@ class LearnedEntropyCoefficient(nn.Module):
         with torch.no_grad():
             self.log_alpha.copy_(state["log_alpha"])
         self.optimizer.load_state_dict(state["optim_state"])
+
+
+def action_dims(space: spaces.Space) -> int:
+    """Action dimensions for the entropy target: one per Box element or choice.
+
+    A Discrete (or each MultiDiscrete) part is one dimension, whatever its
+    number of choices; Dict/Tuple spaces add their parts up.
+    """
+    if isinstance(space, spaces.Dict):
+        return sum(action_dims(s) for s in space.spaces.values())
+    if isinstance(space, spaces.Tuple):
+        return sum(action_dims(s) for s in space.spaces)
+    if isinstance(space, spaces.Discrete):
+        return 1
+    if isinstance(space, spaces.MultiDiscrete):
+        return int(np.prod(space.shape))
+    if isinstance(space, spaces.Box):
+        return int(np.prod(space.shape))
+    raise ValueError(f"cannot count the dimensions of action space {space}")

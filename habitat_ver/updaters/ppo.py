@@ -1,14 +1,19 @@
 """PPO updater whose losses come from :mod:`habitat_ver.algo.ppo_loss`.
 
-Upstream's ``PPO._update_from_batch`` computes the losses, steps the optimiser
-and records metrics in one method with no hook between them, so that one
-method is overridden here (the smallest override upstream allows) and split
-into named hooks: :meth:`PPOUpdater._sample_weights_and_mask`,
+The one PPO update loop of every trainer (``ddppo``, ``ver``, ``appo``):
+:meth:`PPOUpdater.update` runs the epochs over ``rollouts.data_generator``
+minibatches; each minibatch is evaluated, gets its advantages and returns
+from the updater's targets step (:mod:`habitat_ver.updaters.targets`: GAE
+from the storage, or V-trace on the current values for ``appo``), and goes
+through the same losses, optimiser step and metrics.  Upstream's
+``PPO._update_from_batch`` computes the losses, steps the optimiser and
+records metrics in one method with no hook between them, so that method is
+overridden here and split into named hooks:
+:meth:`PPOUpdater._sample_weights_and_mask`,
 :meth:`PPOUpdater._compute_losses`, :meth:`PPOUpdater._value_loss`,
 :meth:`PPOUpdater._total_loss` and :meth:`PPOUpdater._record_metrics`.
-Everything else (``from_config``, the optimiser, advantage normalisation,
-epochs and minibatches, gradient clipping in ``before_step``) is upstream's,
-inherited unchanged.
+``from_config``, the optimiser, advantage normalisation and gradient clipping
+in ``before_step`` are upstream's, inherited unchanged.
 
 Entropy: ``rl.ppo.entropy_coef`` is a fixed coefficient by default. With
 ``rl.ppo.use_adaptive_entropy_pen`` it is instead the initial value of a
@@ -19,14 +24,17 @@ action dimensions`` — for Gaussian, categorical and mixed policies alike
 a ``num_actions`` attribute and a ``gaussian`` distribution, and silently
 keeps the fixed one otherwise). The learned coefficient has its own Adam
 step after the policy's, is saved in the resume state
-(``entropy_coef_state``) and logged as ``entropy_coef``.
+(``entropy_coef_state``) and logged as ``learner/entropy_coef``.
+
+Metric keys are the project's log vocabulary (:mod:`habitat_ver.common.log_keys`):
+``learner/...`` for the learning quantities, ``system/...`` for the data's
+staleness.
 """
 
+import collections
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
-import numpy as np
 import torch
-from gym import spaces
 from habitat_baselines.rl.ppo.ppo import PPO
 from habitat_baselines.utils.common import inference_mode
 from habitat_baselines.utils.timing import g_timer
@@ -40,33 +48,15 @@ from habitat_ver.algo.ppo_loss import (
     value_loss,
 )
 from habitat_ver.algo.entropy_coef import entropy_target
-from habitat_ver.updaters.entropy import LearnedEntropyCoefficient
+from habitat_ver.updaters.entropy import LearnedEntropyCoefficient, action_dims
+from habitat_ver.updaters.targets import GAETargets, TargetsStep
 
-__all__ = ["PPOLosses", "PPOUpdater"]
+__all__ = ["PPOLosses", "PPOUpdater", "action_dims"]
 
 LearnerMetrics = Dict[str, List[Any]]
 
 # Resume-state key of the learned entropy coefficient.
 ENTROPY_COEF_STATE_KEY = "entropy_coef_state"
-
-
-def action_dims(space: spaces.Space) -> int:
-    """Action dimensions for the entropy target: one per Box element or choice.
-
-    A Discrete (or each MultiDiscrete) part is one dimension, whatever its
-    number of choices; Dict/Tuple spaces add their parts up.
-    """
-    if isinstance(space, spaces.Dict):
-        return sum(action_dims(s) for s in space.spaces.values())
-    if isinstance(space, spaces.Tuple):
-        return sum(action_dims(s) for s in space.spaces)
-    if isinstance(space, spaces.Discrete):
-        return 1
-    if isinstance(space, spaces.MultiDiscrete):
-        return int(np.prod(space.shape))
-    if isinstance(space, spaces.Box):
-        return int(np.prod(space.shape))
-    raise ValueError(f"cannot count the dimensions of action space {space}")
 
 
 class PPOLosses(NamedTuple):
@@ -94,16 +84,21 @@ class PPOLosses(NamedTuple):
 class PPOUpdater(PPO):
     """habitat's ``PPO`` with its loss arithmetic moved into ``algo``.
 
-    Same constructor and ``from_config(actor_critic, config)`` as upstream.
-    ``update(rollouts)`` returns every key upstream returns (``value_loss``,
-    ``action_loss``, ``dist_entropy``, ``ppo_fraction_clipped``,
-    ``grad_norm``, ``value_pred_*``, ``prob_ratio_*``, ...) plus:
+    Same constructor and ``from_config(actor_critic, config)`` as upstream;
+    :meth:`use_targets` swaps the targets step (GAE by default).
+    ``update(rollouts)`` returns, averaged over every minibatch of every
+    epoch (clip fraction and KL: of the last epoch, when the policy has moved
+    furthest from the behaviour one):
 
-    * ``loss/policy``, ``loss/value`` (before ``value_loss_coef``),
-      ``loss/entropy`` (mean entropy ``H``, unscaled) and ``loss/total``;
-    * ``diag/clip_fraction`` and ``diag/approx_kl``, measured in the last
-      PPO epoch, when the policy has moved furthest from the behaviour one;
-    * ``entropy_coef``: the (fixed or learned) entropy coefficient.
+    * ``learner/loss/policy``, ``learner/loss/value`` (before
+      ``value_loss_coef``), ``learner/loss/entropy`` (mean entropy ``H``,
+      unscaled), ``learner/loss/total``;
+    * ``learner/clip_fraction``, ``learner/approx_kl``, ``learner/grad_norm``,
+      ``learner/entropy_coef`` (fixed or learned),
+      ``learner/value_pred/{min,mean,max}``, ``learner/prob_ratio/{min,mean,max}``;
+    * where the data has them: ``learner/is_weight/{min,mean,max}`` (VER's
+      importance weights), ``learner/aux/<loss>/<key>``, the targets step's
+      diagnostics, ``system/stale_fraction`` and ``system/policy_lag/{min,mean,max}``.
     """
 
     entropy_coef: Union[float, LearnedEntropyCoefficient]
@@ -144,6 +139,31 @@ class PPOUpdater(PPO):
             self._init_learned_entropy_coef(
                 float(entropy_coef), float(entropy_target_factor), lr, eps
             )
+        self.targets: TargetsStep = GAETargets()
+
+    def use_targets(self, targets: TargetsStep) -> None:
+        """Where minibatches get their advantages and returns from."""
+        self.targets = targets
+
+    def update(self, rollouts: Any) -> Dict[str, float]:
+        """``ppo_epoch`` passes over ``rollouts.data_generator``'s minibatches.
+
+        Upstream's loop, with the targets step's two entry points.
+
+        Returns:
+            Each metric averaged over the minibatches it was recorded on.
+        """
+        advantages = self.targets.before_epochs(self, rollouts)
+        learner_metrics: LearnerMetrics = collections.defaultdict(list)
+        for epoch in range(self.ppo_epoch):
+            for batch in rollouts.data_generator(advantages, self.num_mini_batch):
+                self._update_from_batch(batch, epoch, rollouts, learner_metrics)
+        self._set_grads_to_none()
+        with inference_mode():
+            return {
+                k: float(torch.stack([torch.as_tensor(v, dtype=torch.float32) for v in vs]).mean())
+                for k, vs in learner_metrics.items()
+            }
 
     def _init_learned_entropy_coef(
         self,
@@ -189,7 +209,10 @@ class PPOUpdater(PPO):
             batch["actions"],
             batch.get("rnn_build_seq_info", None),
         )
-        losses = self._compute_losses(batch, values.float(), action_log_probs, dist_entropy)
+        values, action_log_probs, dist_entropy = self.targets.on_minibatch(
+            batch, values.float(), action_log_probs, dist_entropy
+        )
+        losses = self._compute_losses(batch, values, action_log_probs, dist_entropy)
         total_loss = self._total_loss(losses, aux_loss_res)
 
         total_loss = self.before_backward(total_loss)
@@ -317,38 +340,36 @@ class PPOUpdater(PPO):
 
         def record_min_mean_max(t: Tensor, prefix: str) -> None:
             for name, op in (("min", torch.min), ("mean", torch.mean), ("max", torch.max)):
-                learner_metrics[f"{prefix}_{name}"].append(op(t))
+                learner_metrics[f"{prefix}/{name}"].append(op(t))
 
         m = learner_metrics
         if "is_coeffs" in batch:
-            record_min_mean_max(batch["is_coeffs"], "ver_is_coeffs")
-        record_min_mean_max(losses.values, "value_pred")
-        record_min_mean_max(losses.ratio, "prob_ratio")
-        # Upstream's keys, kept so dashboards compare with upstream runs.
-        m["value_loss"].append(losses.value)
-        m["action_loss"].append(losses.policy)
-        m["dist_entropy"].append(losses.entropy)
-        m["loss/policy"].append(losses.policy)
-        m["loss/value"].append(losses.value)
-        m["loss/entropy"].append(losses.entropy)
-        m["loss/total"].append(total_loss)
+            record_min_mean_max(batch["is_coeffs"], "learner/is_weight")
+        record_min_mean_max(losses.values, "learner/value_pred")
+        record_min_mean_max(losses.ratio, "learner/prob_ratio")
+        m["learner/loss/policy"].append(losses.policy)
+        m["learner/loss/value"].append(losses.value)
+        m["learner/loss/entropy"].append(losses.entropy)
+        m["learner/loss/total"].append(total_loss)
         if epoch == self.ppo_epoch - 1:
-            m["ppo_fraction_clipped"].append(losses.clip_fraction)
-            m["diag/clip_fraction"].append(losses.clip_fraction)
-            m["diag/approx_kl"].append(losses.approx_kl)
-        m["grad_norm"].append(grad_norm)
-        m["entropy_coef"].append(self._entropy_coef_value())
+            m["learner/clip_fraction"].append(losses.clip_fraction)
+            m["learner/approx_kl"].append(losses.approx_kl)
+        m["learner/grad_norm"].append(grad_norm)
+        m["learner/entropy_coef"].append(self._entropy_coef_value())
         for name, res in aux_loss_res.items():
             for k, v in res.items():
-                m[f"aux_{name}_{k}"].append(v.detach())
+                m[f"learner/aux/{name}/{k}"].append(v.detach())
+        for k, v in self.targets.metrics(batch).items():
+            m[k].append(v)
         if "is_stale" in batch:
-            m["fraction_stale"].append(batch["is_stale"].float().mean())
+            m["system/stale_fraction"].append(batch["is_stale"].float().mean())
         if "policy_version" in batch:
             # Storages that stamp each step with the policy version that
-            # acted (VER's) get the lag reported as upstream does.
+            # acted (VER's) get the lag reported (upstream's
+            # policy_version_difference).
             record_min_mean_max(
                 (rollouts.current_policy_version - batch["policy_version"]).float(),
-                "policy_version_difference",
+                "system/policy_lag",
             )
 
     def _entropy_coef_value(self) -> Tensor:

@@ -204,9 +204,9 @@ def test_categorical_policy_learned_coefficient_through_ppo_updater():
     metrics = updater.update(storage)
     # A near-uniform categorical over 3 actions has H ~ log 3 > 0 = target,
     # so after 2 epochs x 2 minibatches alpha went down from 1e-3.
-    assert metrics["dist_entropy"] > 1.0
+    assert metrics["learner/loss/entropy"] > 1.0
     assert float(coef().detach()) < 1e-3
-    assert 1e-4 <= metrics["entropy_coef"] < 1e-3
+    assert 1e-4 <= metrics["learner/entropy_coef"] < 1e-3
     assert coef.log_alpha.grad is None
 
     state = updater.get_resume_state()
@@ -242,5 +242,5 @@ def test_fixed_coefficient_stays_default_and_is_logged():
     updater = _updater(policy, adaptive=False)
     assert updater.entropy_coef == 1e-3
     metrics = updater.update(storage)
-    assert metrics["entropy_coef"] == pytest.approx(1e-3)
+    assert metrics["learner/entropy_coef"] == pytest.approx(1e-3)
     assert "entropy_coef_state" not in updater.get_resume_state()

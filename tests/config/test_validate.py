@@ -6,6 +6,7 @@ from habitat_ver.config.compose import get_config
 from habitat_ver.config.validate import ConfigError, validate
 
 PPO = "habitat_baselines.rl.ppo."
+OVERLAP = "habitat_baselines.rl.ver.overlap_rollouts_and_learn"
 
 BAD = [
     # (config, override, the message's start, what it says is allowed)
@@ -55,6 +56,38 @@ BAD = [
         "habitat_baselines.rl.ddppo.rnn_type='none' ",
         "GRU or LSTM",
     ),
+    # Keys a trainer would otherwise ignore.
+    (
+        "ver",
+        PPO + "use_double_buffered_sampler=True",
+        PPO + "use_double_buffered_sampler=True ",
+        "False for trainer 'ver'",
+    ),
+    (
+        "appo",
+        PPO + "use_double_buffered_sampler=True",
+        PPO + "use_double_buffered_sampler=True ",
+        "False for trainer 'appo'",
+    ),
+    ("appo", PPO + "use_gae=False", PPO + "use_gae=False ", "True for trainer 'appo'"),
+    (
+        "ddppo",
+        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True",
+        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True ",
+        "False for trainer 'ddppo'",
+    ),
+    (
+        "ver",
+        "habitat_baselines.rl.appo.batch_trajectories=8",
+        "habitat_baselines.rl.appo.batch_trajectories=8 ",
+        "0 (the default) for trainer 'ver': rl.appo is read by the appo trainer only",
+    ),
+    (
+        "appo",
+        "habitat_baselines.updater_name=DDPPO",
+        "habitat_baselines.updater_name='DDPPO' ",
+        "PPOUpdater (or a subclass) for trainer 'appo'",
+    ),
 ]
 
 
@@ -74,6 +107,10 @@ def test_bad_value_is_one_error_naming_key_value_and_what_is_allowed(
     "trainer, overrides",
     [
         ("ddppo", [PPO + "num_mini_batch=8", PPO + "gamma=1", PPO + "clip_param=1"]),
+        # ddppo honours what ver and appo refuse.
+        ("ddppo", [PPO + "use_double_buffered_sampler=True", PPO + "use_gae=False"]),
+        ("ver", [PPO + "use_gae=False", OVERLAP + "=True"]),
+        ("appo", [PPO + "use_adaptive_entropy_pen=True", PPO + "use_linear_clip_decay=True"]),
         (
             "ver",
             [

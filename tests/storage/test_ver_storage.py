@@ -436,8 +436,8 @@ def test_one_ppo_update_matches_lockstep_storage(variable, dones_at):
     # Without episode ends: same rows in the same order, identical arithmetic; with
     # them, episodes are packed in another column order and rounding differs.
     tol = dict(rtol=0, atol=0) if not dones_at else dict(rtol=1e-4, atol=1e-6)
-    for k in ("value_loss", "action_loss", "dist_entropy", "grad_norm", "loss/total"):
-        torch.testing.assert_close(m_ver[k], m_lock[k], **tol)
+    for k in ("loss/value", "loss/policy", "loss/entropy", "grad_norm", "loss/total"):
+        torch.testing.assert_close(m_ver[f"learner/{k}"], m_lock[f"learner/{k}"], **tol)
     for a, b in zip(d_ver, d_lock):
         torch.testing.assert_close(a, b, **tol)
 

@@ -1,6 +1,7 @@
 """The `appo` trainer on CartPole: steps, policy lag, V-trace learner, config."""
 
 import glob
+import math
 
 import pytest
 import torch
@@ -9,7 +10,9 @@ from habitat_ver.common.checkpoint import ResumeStateFiles
 from habitat_ver.config.compose import get_config
 from habitat_ver.config.validate import ConfigError
 from habitat_ver.run import execute_exp
+from habitat_ver.system.appo_buffers import TrajectoryBuffers
 from habitat_ver.trainers.appo import AppoTrainer
+from habitat_ver.updaters.entropy import LearnedEntropyCoefficient
 
 from .conftest import run_overrides
 
@@ -45,9 +48,9 @@ def _tensorboard_scalars(folder):
 def test_policy_lag_reaches_tensorboard(out_dir):
     trainer = execute_exp(get_config("gym/appo_cartpole", _overrides(out_dir, 4)), "train")
     scalars = _tensorboard_scalars(out_dir / "tb")
-    assert scalars["learner/policy_lag/mean"] == pytest.approx([m for m, _ in trainer.policy_lag])
-    assert scalars["learner/policy_lag/max"] == [x for _, x in trainer.policy_lag]
-    assert "learner/loss/policy" in scalars and "learner/diag/vtrace_rho_mean" in scalars
+    assert scalars["system/policy_lag/mean"] == pytest.approx([m for m, _ in trainer.policy_lag])
+    assert scalars["system/policy_lag/max"] == [x for _, x in trainer.policy_lag]
+    assert "learner/loss/policy" in scalars and "learner/vtrace_rho_mean" in scalars
 
 
 def _latest_published(published, seq):
@@ -97,13 +100,14 @@ def test_learner_moves_the_policy_and_publishes_it(out_dir):
         losses = trainer._update_agent()
         assert steps == 4 * T
         for key in (
-            "loss/policy",
-            "loss/value",
-            "loss/entropy",
-            "diag/clip_fraction",
-            "policy_lag/mean",
-            "policy_lag/max",
-            "diag/dropped_trajectories",
+            "learner/loss/policy",
+            "learner/loss/value",
+            "learner/loss/entropy",
+            "learner/clip_fraction",
+            "learner/entropy_coef",
+            "system/policy_lag/mean",
+            "system/policy_lag/max",
+            "system/dropped_trajectories",
         ):
             assert key in losses and losses[key] == losses[key], key  # present, not NaN
         after = trainer._agent.actor_critic.state_dict()
@@ -113,6 +117,46 @@ def test_learner_moves_the_policy_and_publishes_it(out_dir):
         assert trainer._policy_worker.version == 1
     finally:
         trainer.envs.close()
+
+
+def _held_storages(trainer):
+    from habitat_baselines.common.storage import Storage
+
+    held = list(vars(trainer).values()) + list(vars(trainer._agent).values())
+    return [x for x in held if isinstance(x, Storage)]
+
+
+def test_the_trajectory_slots_are_the_agents_only_storage(out_dir):
+    trainer = AppoTrainer(get_config("gym/appo_cartpole", _overrides(out_dir, 1)))
+    trainer._init_train()
+    try:
+        assert trainer._agent.rollouts is trainer._trajectories
+        assert isinstance(trainer._trajectories, TrajectoryBuffers)
+        assert trainer._trajectories.num_slots == 2 * 4 + N  # 2 * batch + envs
+        assert _held_storages(trainer) == []  # no lock-step RolloutStorage
+    finally:
+        trainer.envs.close()
+
+
+def test_learned_entropy_coefficient_is_stepped_by_appos_updates(out_dir):
+    overrides = _overrides(
+        out_dir,
+        2,
+        extra=[
+            "habitat_baselines.rl.ppo.use_adaptive_entropy_pen=True",
+            "habitat_baselines.rl.ppo.entropy_coef=1e-3",
+        ],
+    )
+    trainer = execute_exp(get_config("gym/appo_cartpole", overrides), "train")
+    coef = trainer._agent.updater.entropy_coef
+    assert isinstance(coef, LearnedEntropyCoefficient)
+    # CartPole's 2-action policy has entropy ~log 2 > target 0: alpha went
+    # down from its initial 1e-3, by ~lr = 1e-3 in log space per Adam step
+    # (2 updates x 2 epochs x 1 minibatch).
+    assert float(coef.log_alpha) < math.log(1e-3) - 0.003
+    assert trainer._agent.updater.targets.__class__.__name__ == "VTraceTargets"
+    logged = _tensorboard_scalars(out_dir / "tb")["learner/entropy_coef"]
+    assert len(logged) == 2 and 1e-4 <= logged[1] < logged[0] < 1e-3 * math.exp(-0.001)
 
 
 def test_a_restarted_run_resumes_counters_and_optimizer(out_dir):
@@ -171,6 +215,33 @@ def test_bad_appo_keys_are_named(out_dir, key, value, match):
         "gym/appo_cartpole",
         _overrides(out_dir, 1, extra=[f"habitat_baselines.rl.appo.{key}={value}"]),
     )
+    with pytest.raises(ConfigError, match=match):
+        AppoTrainer(config)
+
+
+@pytest.mark.parametrize(
+    "override, match",
+    [
+        (
+            "habitat_baselines.rl.ppo.use_double_buffered_sampler=True",
+            r"use_double_buffered_sampler=True is not allowed: False for trainer 'appo'",
+        ),
+        (
+            "habitat_baselines.rl.ppo.use_gae=False",
+            r"use_gae=False is not allowed: True for trainer 'appo'.*V-trace",
+        ),
+        (
+            "habitat_baselines.rl.ver.overlap_rollouts_and_learn=True",
+            r"overlap_rollouts_and_learn=True is not allowed: False for trainer 'appo'",
+        ),
+        (
+            "habitat_baselines.updater_name=DDPPO",
+            r"updater_name='DDPPO' is not allowed: PPOUpdater \(or a subclass\)",
+        ),
+    ],
+)
+def test_keys_appo_cannot_honour_are_refused(out_dir, override, match):
+    config = get_config("gym/appo_cartpole", _overrides(out_dir, 1, extra=[override]))
     with pytest.raises(ConfigError, match=match):
         AppoTrainer(config)
 

@@ -142,7 +142,7 @@ def test_ver_preemption_cuts_the_straggler_and_fills_its_batch(tmp_path):
     fresh = sum(r["fresh"] for r in fast_stats + slow_stats)
     assert fast["num_steps_done"] == slow["num_steps_done"] == fresh
     # TensorBoard gets the stale share of each update's batch, over both ranks.
-    logged = _scalars(tmp_path / "run" / "tb", "learner/stale_fraction")
+    logged = _scalars(tmp_path / "run" / "tb", "system/stale_fraction")
     expected = [(f["stale"] + s["stale"]) / (2 * batch) for f, s in zip(fast_stats, slow_stats)]
     assert logged == pytest.approx(expected)
 

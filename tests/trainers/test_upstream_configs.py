@@ -133,3 +133,6 @@ def test_upstream_pointnav_config_is_adapted_for_each_trainer(trainer_name):
     expected_storage = "VERStorage" if trainer_name == "ver" else "RolloutStorage"
     assert adapted.rollout_storage_name == expected_storage
     assert ("appo" in adapted.rl) == (trainer_name == "appo")
+    # appo's V-trace is a targets step of our updater: upstream's PPO reads as it.
+    assert baselines.updater_name == "PPO"
+    assert adapted.updater_name == ("PPOUpdater" if trainer_name == "appo" else "PPO")

@@ -91,8 +91,8 @@ def test_importance_weights_reach_the_loss(out_dir):
         losses = trainer._learn(T * N)
         counts = torch.tensor(trainer.env_steps_per_rollout[0], dtype=torch.float)
         assert counts[0] < counts[1]  # the slow env contributed less
-        assert "ver_is_coeffs_max" in losses and losses["ver_is_coeffs_max"] <= 1.0
-        assert losses["ver_is_coeffs_min"] < 1.0  # the fast env is down-weighted
+        assert "learner/is_weight/max" in losses and losses["learner/is_weight/max"] <= 1.0
+        assert losses["learner/is_weight/min"] < 1.0  # the fast env is down-weighted
     finally:
         trainer.envs.close()
 
@@ -144,7 +144,7 @@ def test_envs_keep_stepping_while_ppo_learns(out_dir):
         assert trainer._collect_rollout() == T * N
         assert sum(trainer.env_steps_per_rollout[1]) == T * N
         losses = trainer._learn(T * N)
-        assert losses["policy_version_difference_max"] == 1.0
+        assert losses["system/policy_lag/max"] == 1.0
         assert trainer.num_steps_done == 2 * T * N
     finally:
         trainer.envs.close()

@@ -1,0 +1,42 @@
+"""The scalar names every trainer (``ddppo``, ``ver``, ``appo``) logs.
+
+One vocabulary for TensorBoard and the text log, in two namespaces:
+
+* ``learner/...``: what the PPO updater measures -- ``learner/loss/policy``,
+  ``learner/loss/value``, ``learner/loss/entropy`` (mean entropy),
+  ``learner/loss/total``, ``learner/entropy_coef``, ``learner/grad_norm``,
+  ``learner/clip_fraction``, ``learner/approx_kl``,
+  ``learner/value_pred/{min,mean,max}``, ``learner/prob_ratio/{min,mean,max}``,
+  and where they apply ``learner/is_weight/{min,mean,max}`` (ver),
+  ``learner/vtrace_rho_mean`` (appo), ``learner/aux/<loss>/<key>``.
+* ``system/...``: how the data was made -- :data:`SPS`, :data:`COLLECT_SECONDS`,
+  :data:`LEARN_SECONDS`, ``system/stale_fraction`` (ver),
+  ``system/policy_lag/{min,mean,max}`` (ver, appo),
+  ``system/dropped_trajectories`` (appo), ``system/ver_preemption_steps``
+  (ver, multi-rank), ``system/nonfinite_rewards`` (ver, appo) and
+  ``system/time/<timer>`` (habitat's ``g_timer`` averages).
+
+Kept as habitat-baselines names them, because its evaluator, TensorBoard
+dashboards and our learning curve read them: ``reward`` (mean return over the
+reward window), ``metrics/<info key>`` (episode metrics), the evaluator's
+``eval_reward/...`` and ``eval_metrics/...``, and the env infos upstream's
+``should_log_single_proc_infos`` writes under their own names.
+"""
+
+__all__ = ["COLLECT_SECONDS", "LEARN_SECONDS", "SPS", "namespaced"]
+
+LEARNER = "learner/"
+SYSTEM = "system/"
+
+# Env steps per second of wall time since the run began (habitat's "fps").
+SPS = "system/sps"
+# Seconds the last update spent in collection and in learning.
+COLLECT_SECONDS = "system/collect_seconds"
+LEARN_SECONDS = "system/learn_seconds"
+
+
+def namespaced(key: str) -> str:
+    """``key`` as logged: ours as they are, any other updater's under ``learner/``."""
+    if key.startswith((LEARNER, SYSTEM)):
+        return key
+    return LEARNER + key

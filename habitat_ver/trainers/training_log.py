@@ -1,0 +1,76 @@
+"""Per-update TensorBoard scalars and text log lines, one vocabulary.
+
+Replaces habitat-baselines' ``PPOTrainer._training_log``, which writes every
+loss under ``learner/`` (our system statistics too) and steps/s as
+``perf/fps``.  The names are :mod:`habitat_ver.common.log_keys`'.
+"""
+
+from typing import Any, Dict
+
+import numpy as np
+from habitat import logger
+from habitat_baselines.utils.timing import g_timer
+
+from habitat_ver.common.log_keys import SPS, namespaced
+
+__all__ = ["write_training_log"]
+
+
+def window_means(window_episode_stats: Dict[str, Any]) -> Dict[str, float]:
+    """Mean of each episode statistic over the reward window (upstream's deltas).
+
+    Returns:
+        ``{"reward": ..., <info key>: ..., "count": episodes in the window}``;
+        with no episode yet every mean is 0.
+    """
+    deltas = {
+        k: (v[-1] - v[0]).sum().item() if len(v) > 1 else v[0].sum().item()
+        for k, v in window_episode_stats.items()
+    }
+    count = max(deltas.get("count", 0.0), 1.0)
+    means = {k: v / count for k, v in deltas.items() if k != "count"}
+    means["count"] = deltas.get("count", 0.0)
+    return means
+
+
+def write_training_log(trainer: Any, writer: Any, losses: Dict[str, float], sps: float) -> None:
+    """TensorBoard scalars of this update; text lines every ``log_interval``.
+
+    Args:
+        trainer: the trainer (reads its step/update counters, reward window,
+            rank 0's env infos and config).
+        writer: TensorBoard writer.
+        losses: this update's ``learner/...`` and ``system/...`` values.
+        sps: env steps per second since the run began.
+    """
+    step = trainer.num_steps_done
+    means = window_means(trainer.window_episode_stats)
+    scalars = {"reward": means.get("reward", 0.0)}
+    scalars.update({f"metrics/{k}": v for k, v in means.items() if k not in ("reward", "count")})
+    scalars.update({namespaced(k): v for k, v in losses.items()})
+    scalars[SPS] = sps
+    scalars.update({f"system/time/{k}": v.mean for k, v in g_timer.items()})
+    for tag, value in scalars.items():
+        writer.add_scalar(tag, value, step)
+    infos = trainer._single_proc_infos  # upstream's name, kept for its flag
+    for k, v in infos.items():
+        writer.add_scalar(k, np.mean(v), step)
+
+    baselines = trainer.config.habitat_baselines
+    if trainer.num_updates_done % baselines.log_interval != 0:
+        return
+    logger.info(f"update: {trainer.num_updates_done}\tsteps: {int(step)}\t{SPS}: {sps:.3f}")
+    window = len(trainer.window_episode_stats["count"])
+    episodes = {k: v for k, v in scalars.items() if k == "reward" or k.startswith("metrics/")}
+    logger.info(
+        f"window of {window} updates, {int(means['count'])} episodes: " + _line(episodes, ".3f")
+    )
+    for space in ("learner/", "system/"):
+        logger.info(_line({k: v for k, v in scalars.items() if k.startswith(space)}, ".4g"))
+    if baselines.should_log_single_proc_infos:
+        for k, v in infos.items():
+            logger.info(f" - {k}: {np.mean(v):.3f}")
+
+
+def _line(values: Dict[str, float], fmt: str) -> str:
+    return "  ".join(f"{k}: {v:{fmt}}" for k, v in values.items())
