@@ -24,10 +24,11 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+# The benchmarks folder is not a package: its sibling modules are found by path.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import sps_report  # noqa: E402 - the benchmarks folder is not a package
-import trainer_sps  # noqa: E402
+import sps_report
+import trainer_sps
 
 ROOT = Path(__file__).resolve().parents[1]
 

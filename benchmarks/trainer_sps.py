@@ -35,11 +35,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Dict, List, Optional
 
+# The benchmarks folder is not a package: its sibling modules are found by path.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import run_logs  # noqa: E402 - the benchmarks folder is not a package
-import sps_report  # noqa: E402
-import wait_bound  # noqa: E402
+import run_logs
+import sps_report
+import wait_bound
 
 ROOT = Path(__file__).resolve().parents[1]
 

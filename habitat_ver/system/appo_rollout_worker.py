@@ -108,7 +108,7 @@ class RolloutWorker:
             try:
                 with self._busy(env_index):
                     stepper.reset() if reset else stepper.step()
-            except Exception as error:  # noqa: BLE001 - reported with the env index
+            except Exception as error:
                 raise EnvFailedError(env_index, traceback.format_exc()) from error
 
     def serve(self, command: Command, group: int, report: Callable[[Any], None]) -> None:
