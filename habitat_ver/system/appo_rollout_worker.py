@@ -25,7 +25,6 @@ import traceback
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from habitat_ver.compat.native_libs import forkserver_context
-from habitat_ver.distributed.requeue import ignore_stop_signals
 from habitat_ver.system.env_worker import (
     EnvStepper,
     Report,
@@ -34,6 +33,7 @@ from habitat_ver.system.env_worker import (
     start_watch,
 )
 from habitat_ver.system.shared_buffers import EnvSharedBuffers
+from habitat_ver.system.stop_signals import ignore_stop_signals
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
 from habitat_ver.system.worker_pool import (
     START_TIMEOUT_S,

@@ -46,6 +46,7 @@ from habitat_ver.config.upstream import use_our_env_factory
 from habitat_ver.config.validate import ConfigError, validate
 from habitat_ver.distributed import requeue
 from habitat_ver.distributed.preemption import RolloutTracker
+from habitat_ver.system import stop_signals
 from habitat_ver.system.truncation import truncated_from_info
 from habitat_ver.trainers.learning_curve import CurveRecorder, curve_path, write_curve_png
 from habitat_ver.trainers.progress import RunProgress, RunSummary
@@ -284,7 +285,7 @@ class DDPPOTrainer(PPOTrainer):
         if not self._is_distributed:
             return super()._coalesce_post_step(losses, count_steps_delta)
         self._agree_on_episode_stat_keys()
-        losses = dict(losses, **{requeue.STOP_KEY: float(requeue.stop_requested_locally())})
+        losses = dict(losses, **{requeue.STOP_KEY: float(stop_signals.stop_requested_locally())})
         losses = super()._coalesce_post_step(losses, count_steps_delta)
         self._stop_agreed = losses.pop(requeue.STOP_KEY) > 0
         return losses
@@ -310,7 +311,7 @@ class DDPPOTrainer(PPOTrainer):
         """Stop now? Multi-rank: only as agreed by every rank."""
         if self._is_distributed:
             return self._stop_agreed
-        return requeue.stop_requested_locally()
+        return stop_signals.stop_requested_locally()
 
     def _learn(self, steps: int) -> Dict[str, float]:
         losses = self._update_agent()
@@ -384,14 +385,14 @@ class DDPPOTrainer(PPOTrainer):
 
         Signal handlers and upstream's stop events are left as they were found.
         """
-        with requeue.stop_handling():
+        with stop_signals.stop_handling():
             self._train()
 
     def _train(self) -> None:
         resume_state = self._resume_files().load()
         with self._envs_closed_on_error():
             self._init_train(resume_state)
-            requeue.install_stop_handlers()  # after upstream's (SLURM only) handlers
+            stop_signals.install_stop_handlers()  # after upstream's (SLURM only) handlers
             self._init_preemption()
             if self._is_distributed:
                 torch.distributed.barrier()
