@@ -13,7 +13,9 @@ and may learn differently (``_update_agent``):
   adds DD-PPO's straggler preemption; ``ver`` builds on it;
 * ``appo`` (:mod:`habitat_ver.trainers.appo`) samples asynchronously.
 
-``self.envs`` is any :class:`~habitat_ver.system.env_pool.EnvPool`.
+``self.envs`` is any :class:`~habitat_ver.system.env_pool.EnvPool`.  The
+upstream private names this relies on are listed, with the releases checked,
+in :mod:`habitat_ver.compat.upstream_private`.
 """
 
 import contextlib
@@ -25,7 +27,6 @@ from typing import Any, Dict, Iterator, List, Optional
 import torch
 from habitat import logger
 from habitat.config import read_write
-from habitat_baselines.common.env_spec import EnvironmentSpec
 from habitat_baselines.common.tensorboard_utils import get_writer
 from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer
@@ -37,6 +38,7 @@ from habitat_ver.common.checkpoint import (
     save_checkpoint_file,
 )
 from habitat_ver.common.usage import exit_with_usage_error
+from habitat_ver.compat import upstream_private
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
 from habitat_ver.config.hab_data import HabitatDataMissingError
 from habitat_ver.config.schema import (
@@ -118,14 +120,7 @@ class HabitatVerTrainer(PPOTrainer):
     def _use_env_workers(self, pool: SharedBufferPool) -> None:
         """Train on ``pool`` (our env worker processes) instead of upstream's
         vector env, with the attributes upstream's ``_init_envs`` sets."""
-        self.envs = pool
-        self._env_spec = EnvironmentSpec(
-            observation_space=pool.observation_space,
-            action_space=pool.action_space,
-            orig_action_space=pool.action_space,
-        )
-        self._rank0_keys = set()
-        self._single_proc_infos = {}
+        upstream_private.adopt_env_pool(self, pool)
 
     @rank0_only
     def save_checkpoint(self, file_name: str, extra_state: Optional[Dict] = None) -> None:
