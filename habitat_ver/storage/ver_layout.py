@@ -43,8 +43,9 @@ def allocate_buffers(
     buffers["recurrent_hidden_states"] = torch.zeros(
         capacity, actor_critic.num_recurrent_layers, actor_critic.recurrent_hidden_size
     )
-    buffers["actions"] = torch.zeros(capacity, *action_shape, dtype=action_dtype)
-    buffers["prev_actions"] = torch.zeros_like(buffers["actions"])
+    actions = torch.zeros(capacity, *action_shape, dtype=action_dtype)
+    buffers["actions"] = actions
+    buffers["prev_actions"] = torch.zeros_like(actions)
     buffers["masks"] = torch.zeros(capacity, 1, dtype=torch.bool)
     for key in SENTINEL_KEYS + (("is_coeffs",) if with_is_coeffs else ()):
         buffers[key] = torch.full((capacity, 1), float("nan"))
