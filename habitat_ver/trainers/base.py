@@ -40,6 +40,7 @@ from habitat_ver.common.checkpoint import (
 from habitat_ver.common.usage import exit_with_usage_error
 from habitat_ver.compat import upstream_private
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
+from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.hab_data import HabitatDataMissingError
 from habitat_ver.config.schema import (
     DistribPreemptionConfig,
@@ -48,7 +49,7 @@ from habitat_ver.config.schema import (
 )
 from habitat_ver.config.stored import with_current_code
 from habitat_ver.config.upstream import use_our_env_factory
-from habitat_ver.config.validate import ConfigError, validate
+from habitat_ver.config.validate import validate
 from habitat_ver.distributed import requeue
 from habitat_ver.distributed.episode_stats import agree_on_episode_stat_keys
 from habitat_ver.system import stop_signals
