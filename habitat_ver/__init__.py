@@ -2,9 +2,8 @@
 
 Importing this package checks the installed habitat-lab/habitat-baselines
 versions, enables sim-free mode when habitat-sim is missing (or, with the real
-habitat-sim, keeps its CPU renderer loadable: :mod:`habitat_ver.compat.llvm_order`,
-:mod:`habitat_ver.compat.native_libs`) and
-registers every trainer, storage, updater and policy with habitat-baselines'
+habitat-sim, keeps its CPU renderer loadable: :mod:`habitat_ver.compat.native_libs`)
+and registers every trainer, storage, updater and policy with habitat-baselines'
 registry (see :mod:`habitat_ver.registration`).  Nothing else runs at import.
 """
 
@@ -12,16 +11,14 @@ from habitat_ver.compat import versions as _versions
 
 _versions.check_habitat_versions()  # one clear error for an old habitat-lab
 
-from habitat_ver.compat import llvm_order as _llvm_order  # noqa: E402
 from habitat_ver.compat import sim_free as _sim_free  # noqa: E402
 
 if not _sim_free.activate():
     # The real habitat-sim: triton's LLVM must be loaded before Mesa's, and
-    # libraries loaded later must stay local (see the two modules).
+    # libraries loaded later must stay local.
     from habitat_ver.compat import native_libs as _native_libs
 
-    _llvm_order.load_triton_first()
-    _native_libs.isolate_native_symbols()
+    _native_libs.guard_native_libraries()
 
 from habitat_ver import registration as _registration  # noqa: E402
 

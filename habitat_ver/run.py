@@ -32,8 +32,8 @@ from omegaconf.errors import OmegaConfBaseException
 from habitat_ver.common.checkpoint import CorruptCheckpointError
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
 from habitat_ver.config.errors import ConfigError
+from habitat_ver.config.search_path import ConfigTreeSearchPath
 from habitat_ver.system.worker_pool import EnvWorkerError
-from hydra_plugins.habitat_ver_plugin import HabitatVerSearchPathPlugin
 
 # Errors that mean "this run cannot start as configured": reported in one line.
 USER_ERRORS = (
@@ -138,7 +138,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             )
         )
     register_hydra_plugin(HabitatBaselinesConfigPlugin)
-    register_hydra_plugin(HabitatVerSearchPathPlugin)
+    register_hydra_plugin(ConfigTreeSearchPath)
     # Hydra prints its own errors (several lines, exit 1) unless this is set;
     # then it raises them, and they are reported like ours.
     before = os.environ.get("HYDRA_FULL_ERROR")

@@ -1,29 +1,64 @@
-"""Keep habitat-sim's CPU renderer and PyTorch's Triton from sharing LLVM symbols.
+"""One guard against one crash: two LLVMs in the process that renders.
 
-Corrade's Python package (imported by habitat-sim and magnum) switches the
-interpreter's ``dlopen`` flags to ``RTLD_GLOBAL`` for good.  Every shared
-library loaded after that exports its symbols to the whole process, among
-them ``libtriton.so`` (loaded by torchvision/torch._dynamo), which carries
-its own copy of LLVM.  When habitat-sim then renders on the CPU, Mesa's
-llvmpipe loads the system LLVM, whose command-line options are already
-registered by Triton's copy, and the process aborts with
-``LLVM ERROR: Option 'default' already exists!``.
+habitat-sim renders on the CPU through Mesa's llvmpipe, which loads the system
+LLVM.  PyTorch ships triton (loaded by habitat-baselines through
+torch._dynamo and by torchvision), whose ``libtriton.so`` carries a second
+copy.  When both register their command-line options in one symbol space,
+creating the first GL context aborts the process with ``LLVM ERROR: Option
+'default' already exists!`` (checked with habitat-sim 0.3.3, Mesa 22.3.6,
+triton from torch's wheel).  Two things make them meet, and ``import
+habitat_ver`` undoes both (:func:`guard_native_libraries`) before anything
+imports habitat-sim:
 
-:func:`isolate_native_symbols` imports habitat-sim's bindings first and then
-clears ``RTLD_GLOBAL`` again, so libraries loaded afterwards stay local (the
-Magnum modules, already loaded, keep what they need).  It also makes every
-forkserver child (habitat's ``VectorEnv`` workers, ours too) start from a
-process that ran it, because those children do not re-run the parent's
-imports.
+* triton loaded *after* habitat-sim: :func:`load_triton_first` loads it first;
+* Corrade's Python package (imported by habitat-sim and magnum) switches the
+  interpreter's ``dlopen`` flags to ``RTLD_GLOBAL`` for good, so every later
+  library exports its symbols to the whole process:
+  :func:`isolate_native_symbols` imports habitat-sim's bindings, then clears
+  the flag again (the Magnum modules, already loaded, keep what they need).
+
+Forkserver children (habitat's ``VectorEnv`` workers and ours) do not re-run
+the parent's imports: :func:`forkserver_context` makes every forkserver import
+:mod:`habitat_ver` first, which also puts the workers in sim-free mode where
+habitat-sim is missing.
 """
 
+import importlib.util
 import multiprocessing
 import os
 import sys
+from typing import Any
 
-# Imported by each forkserver before it forks a worker; importing habitat_ver
-# runs isolate_native_symbols (see habitat_ver/__init__.py).
+# Imported by each forkserver before it forks a worker.
 FORKSERVER_PRELOAD = "habitat_ver"
+
+
+def forkserver_context() -> Any:
+    """The forkserver multiprocessing context, its server preloading
+    :mod:`habitat_ver` (sim-free mode, or this guard, in every worker)."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([FORKSERVER_PRELOAD])
+    return context
+
+
+def load_triton_first() -> bool:
+    """Import triton if it is installed and habitat-sim is not loaded yet.
+
+    Returns:
+        True when triton is loaded ahead of habitat-sim.
+    """
+    if "triton" in sys.modules:
+        return "habitat_sim" not in sys.modules or _loaded_before("triton", "habitat_sim")
+    if "habitat_sim" in sys.modules or importlib.util.find_spec("triton") is None:
+        return False
+    import triton  # noqa: F401
+
+    return True
+
+
+def _loaded_before(first: str, second: str) -> bool:
+    names = list(sys.modules)
+    return names.index(first) < names.index(second)
 
 
 def isolate_native_symbols() -> None:
@@ -35,4 +70,13 @@ def isolate_native_symbols() -> None:
     import magnum  # noqa: F401
 
     sys.setdlopenflags(sys.getdlopenflags() & ~os.RTLD_GLOBAL)
-    multiprocessing.get_context("forkserver").set_forkserver_preload([FORKSERVER_PRELOAD])
+
+
+def guard_native_libraries() -> None:
+    """Both measures, in order, and forkserver workers that take them too.
+
+    Only called where the real habitat-sim is importable.
+    """
+    load_triton_first()
+    isolate_native_symbols()
+    forkserver_context()

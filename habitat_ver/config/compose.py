@@ -3,13 +3,12 @@
 ``get_config("gym/ddppo_cartpole")`` gives the same config as
 ``python -m habitat_ver.run --config-name=gym/ddppo_cartpole``: the search
 path holds habitat-lab's configs, habitat-baselines' structured configs and our
-tree (wherever the package is installed).
+tree (wherever the package is installed).  Importing this module imports
+:mod:`habitat_ver` first (sim-free mode, registration), as any of its modules.
 """
 
 from pathlib import Path
 from typing import Any, List, Optional, Sequence
-
-import habitat_ver  # noqa: F401  (sim-free mode + registration)
 
 from habitat.config.default import patch_config
 from habitat.config.default_structured_configs import register_hydra_plugin
@@ -19,7 +18,7 @@ from habitat_baselines.config.default_structured_configs import (
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 
-from hydra_plugins.habitat_ver_plugin import HabitatVerSearchPathPlugin
+from habitat_ver.config.search_path import ConfigTreeSearchPath
 
 
 def config_root() -> Path:
@@ -45,7 +44,7 @@ def get_config(
     and our configs stay on the search path.
     """
     register_hydra_plugin(HabitatBaselinesConfigPlugin)
-    register_hydra_plugin(HabitatVerSearchPathPlugin)
+    register_hydra_plugin(ConfigTreeSearchPath)
     name = name[: -len(".yaml")] if name.endswith(".yaml") else name
     GlobalHydra.instance().clear()
     primary = str(config_root()) if config_dir is None else str(config_dir)

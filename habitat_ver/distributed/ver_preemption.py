@@ -24,14 +24,15 @@ sign of ``rate * LT - C``) and the best integer ``S`` lies next to a kink.
 
 Stale fill (same section): a preempted rank fills the rest of its batch with
 the previous rollout's most recent experience and runs the extra PPO epochs on
-it; :func:`stale_fill_plan` says which steps to reuse.
+it; that is the storage's (:mod:`habitat_ver.storage.stale_fill`).
 """
 
 import math
-import numbers
-from typing import NamedTuple, Optional, Sequence, Union
+from typing import NamedTuple, Sequence, Union
 
 import torch
+
+from habitat_ver.common.checks import check_int, is_int
 
 StepTimes = Union[Sequence[float], torch.Tensor]
 
@@ -58,28 +59,6 @@ class PreemptionPlan(NamedTuple):
     steps_per_second: float
 
 
-class StaleFillPlan(NamedTuple):
-    """How a preempted rank fills its batch with the previous rollout.
-
-    The filled batch is ``previous[reuse_indices]`` followed by the fresh
-    steps, so it stays ordered oldest first and its most recent experience is
-    again at the end for the next fill.
-
-    Attributes:
-        reuse_indices: positions in the previous rollout (write order, oldest
-            first) to copy, ascending.  Shape ``(B - c,)``, int64.
-        stale_mask: True for the stale (reused) leading part of the filled
-            batch.  Shape ``(B,)``, bool.
-        num_stale: ``B - c``, steps taken from the previous rollout.
-        stale_fraction: ``(B - c) / B``.
-    """
-
-    reuse_indices: torch.Tensor
-    stale_mask: torch.Tensor
-    num_stale: int
-    stale_fraction: float
-
-
 class _Curve(NamedTuple):
     """The collection curve's pieces, fastest rank first (length R each)."""
 
@@ -90,19 +69,10 @@ class _Curve(NamedTuple):
     max_steps: int  # T * N * R
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def _check_int(name: str, value, minimum: int) -> None:
-    if not _is_int(value) or value < minimum:
-        raise ValueError(f"{name}={value!r} is not allowed: must be an integer >= {minimum}")
-
-
 def _curve(step_times_per_rank: StepTimes, envs_per_rank: int, num_steps: int) -> _Curve:
     """Validates the arguments and builds the collection curve's pieces."""
-    _check_int("envs_per_rank", envs_per_rank, 1)
-    _check_int("num_steps", num_steps, 1)
+    check_int("envs_per_rank", envs_per_rank, 1)
+    check_int("num_steps", num_steps, 1)
     times = torch.as_tensor(step_times_per_rank, dtype=torch.float64)
     if times.dim() != 1 or times.numel() == 0:
         raise ValueError(
@@ -163,7 +133,7 @@ def estimated_collect_time(
         ValueError: on a bad argument, naming it and what is allowed.
     """
     curve = _curve(step_times_per_rank, envs_per_rank, num_steps)
-    if not _is_int(total_steps) or not 0 <= total_steps <= curve.max_steps:
+    if not is_int(total_steps) or not 0 <= total_steps <= curve.max_steps:
         raise ValueError(
             f"total_steps={total_steps!r} is not allowed: must be an integer in "
             f"[0, T*N*R={curve.max_steps}]"
@@ -219,47 +189,3 @@ def optimal_preemption_steps(
         collect_time=float(times[chosen]),
         steps_per_second=float(objective[chosen]),
     )
-
-
-def stale_fill_plan(
-    collected_steps: int,
-    batch_steps: int,
-    previous_steps: Optional[int] = None,
-) -> StaleFillPlan:
-    """Which steps of the previous rollout fill a preempted rank's batch.
-
-    VER section 2.3: a rank preempted after ``c < B`` steps fills the missing
-    ``B - c`` with the previous rollout's most recent experience, the last
-    ``B - c`` steps in write order, and learns on the full ``B`` (extra PPO
-    epochs on the stale part; the batch size per GPU is unchanged).
-
-    Args:
-        collected_steps: c, fresh steps collected this rollout, in ``[0, B]``.
-        batch_steps: B, the rank's batch (buffer) size, ``T * N`` (>= 1).
-        previous_steps: steps held by the previous rollout's buffer; defaults
-            to B.  Must be >= B - c: a rank can only be preempted once a
-            previous rollout exists (the first rollout is never preempted,
-            there is no step-time estimate yet).
-
-    Returns:
-        The plan (see :class:`StaleFillPlan`).
-
-    Raises:
-        ValueError: on a bad argument, naming it and what is allowed.
-    """
-    _check_int("batch_steps", batch_steps, 1)
-    if not _is_int(collected_steps) or not 0 <= collected_steps <= batch_steps:
-        raise ValueError(
-            f"collected_steps={collected_steps!r} is not allowed: must be an "
-            f"integer in [0, batch_steps={batch_steps}]"
-        )
-    previous = batch_steps if previous_steps is None else previous_steps
-    num_stale = batch_steps - collected_steps
-    if not _is_int(previous) or previous < num_stale:
-        raise ValueError(
-            f"previous_steps={previous!r} is not allowed: must be an integer >= "
-            f"batch_steps - collected_steps = {num_stale} to fill the batch"
-        )
-    reuse = torch.arange(previous - num_stale, previous, dtype=torch.int64)
-    stale_mask = torch.arange(batch_steps) < num_stale
-    return StaleFillPlan(reuse, stale_mask, num_stale, num_stale / batch_steps)

@@ -17,7 +17,6 @@ Compared with upstream's ``HabitatVectorEnvFactory`` it
 """
 
 import functools
-import multiprocessing
 import os
 import random
 from typing import Any, Callable, List, Sequence, Tuple
@@ -27,6 +26,7 @@ from habitat.config import read_write
 from habitat_baselines.common.env_factory import VectorEnvFactory
 from omegaconf import OmegaConf
 
+from habitat_ver.compat.native_libs import forkserver_context
 from habitat_ver.config.schema import hang_warning_seconds
 from habitat_ver.envs.builder import build_env, scenario_for
 from habitat_ver.system.vector_env import GuardedVectorEnv
@@ -77,14 +77,6 @@ def rank() -> int:
     return dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
 
 
-def _preload_in_workers() -> None:
-    # habitat's VectorEnv uses the forkserver start method.  Importing
-    # habitat_ver in the server makes every worker enter sim-free mode before
-    # it unpickles anything from habitat (and starts workers faster).
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["habitat_ver"])
-
-
 class VerVectorEnvFactory(VectorEnvFactory):
     """Builds a guarded ``VectorEnv`` over :func:`build_env` workers."""
 
@@ -118,7 +110,9 @@ class VerVectorEnvFactory(VectorEnvFactory):
             (self.env_config(config, i, splits[i], is_first_rank), first_index + i)
             for i in range(num_environments)
         )
-        _preload_in_workers()
+        # habitat's VectorEnv uses the forkserver start method: its workers
+        # import habitat_ver (sim-free mode) before they unpickle anything.
+        forkserver_context()
         if int(os.environ.get("HABITAT_ENV_DEBUG", 0)):
             # Upstream's debugging switch: step the envs in threads of this
             # process (kept for the configs that name it).

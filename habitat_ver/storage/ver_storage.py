@@ -14,93 +14,38 @@ the end of a rollout each env's pending slot gives the bootstrap value, and
 first step: its action is in flight (the VER paper's "inflight actions"), so
 the system should send every action it computed, the last batch's included.
 
-Learning (:meth:`VERStorage.compute_returns`, then
-:meth:`VERStorage.data_generator` once per epoch) cuts the learnable steps at
-rollout and episode starts, computes GAE per sequence, shuffles the sequences
-and packs ``B`` minibatches of exactly ``T * N / B`` steps
-(:mod:`habitat_ver.storage.minibatch`). Every piece of a sequence, including a
-tail cut at a minibatch boundary, starts from the recurrent state recorded at
-collection time for its first step.
+Learning on the written steps (returns, importance weights, minibatches) is
+:class:`~habitat_ver.storage.ver_learning.VERLearning`'s; the buffer layout is
+:mod:`habitat_ver.storage.ver_layout`'s.
 
-Multi-rank VER preempts slow ranks (:mod:`habitat_ver.distributed.ver_preemption`);
-a preempted rank fills the rest of its batch with the previous rollout's most
-recent fresh steps (:meth:`VERStorage.fill_stale`), which keep the returns computed
-for them then: PPO simply runs extra epochs on them (VER paper, section 2.3).
+Multi-rank VER preempts slow ranks; a preempted rank fills the rest of its
+batch with the previous rollout's most recent fresh steps
+(:meth:`VERStorage.fill_stale`, :mod:`habitat_ver.storage.stale_fill`), which
+keep the returns computed for them then: PPO simply runs extra epochs on them
+(VER paper, section 2.3).
 """
 
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Optional
 
-import numpy as np
 import torch
 from habitat_baselines.common.storage import Storage
-from habitat_baselines.common.tensor_dict import DictTree, TensorDict
-from habitat_baselines.rl.models.rnn_state_encoder import build_rnn_build_seq_info
-from habitat_baselines.utils.common import get_action_space_info
+from habitat_baselines.common.tensor_dict import TensorDict
 from torch import Tensor
 
-from habitat_ver.algo.gae import compute_gae_sequences
-from habitat_ver.algo.importance import truncated_importance_weights
 from habitat_ver.storage import minibatch as mb
+from habitat_ver.storage.stale_fill import reuse_order, stale_fill_plan
+from habitat_ver.storage.ver_layout import (
+    MINIBATCH_MODES,
+    SENTINEL_KEYS,
+    allocate_buffers,
+    validate_options,
+)
+from habitat_ver.storage.ver_learning import VERLearning
 
 __all__ = ["MINIBATCH_MODES", "VERStorage"]
 
-# "ver": shuffled sequences, minibatches in random order (VER paper).
-# "lockstep": sequences grouped by env in torch.randperm(N) order, minibatches
-# in order: with T steps per env and B | N, the same minibatches (same envs,
-# same rows) as habitat's lock-step data_generator under the same RNG state.
-MINIBATCH_MODES = ("ver", "lockstep")
 
-# Float buffers reset to NaN when slots are freed, so stale reads show up.
-_SENTINEL_KEYS = ("rewards", "returns", "value_preds", "action_log_probs")
-
-
-def _allocate_buffers(
-    capacity: int,
-    observation_space: Any,
-    action_space: Any,
-    actor_critic: Any,
-    with_is_coeffs: bool,
-) -> TensorDict:
-    """Linear ``[capacity, ...]`` buffers; dtypes as habitat's RolloutStorage."""
-    action_shape, discrete = get_action_space_info(action_space)
-    if action_shape is None:
-        action_shape = action_space.shape
-    action_dtype = torch.long if discrete else torch.float32
-    buffers = TensorDict()
-    buffers["observations"] = TensorDict()
-    for sensor, space in observation_space.spaces.items():
-        buffers["observations"][sensor] = torch.from_numpy(
-            np.zeros((capacity, *space.shape), dtype=space.dtype)
-        )
-    buffers["recurrent_hidden_states"] = torch.zeros(
-        capacity, actor_critic.num_recurrent_layers, actor_critic.recurrent_hidden_size
-    )
-    buffers["actions"] = torch.zeros(capacity, *action_shape, dtype=action_dtype)
-    buffers["prev_actions"] = torch.zeros_like(buffers["actions"])
-    buffers["masks"] = torch.zeros(capacity, 1, dtype=torch.bool)
-    for key in _SENTINEL_KEYS + (("is_coeffs",) if with_is_coeffs else ()):
-        buffers[key] = torch.full((capacity, 1), float("nan"))
-    buffers["policy_version"] = torch.zeros(capacity, 1, dtype=torch.int64)
-    # True for steps reused from the previous rollout (stale fill).
-    buffers["is_stale"] = torch.zeros(capacity, 1, dtype=torch.bool)
-    return buffers
-
-
-def _validate_options(is_double_buffered: bool, minibatch_mode: str, cap: float) -> None:
-    if is_double_buffered:
-        raise ValueError(
-            "VERStorage: is_double_buffered=True is not supported (VER steps "
-            "envs asynchronously); set rl.ppo.use_double_buffered_sampler=False"
-        )
-    if minibatch_mode not in MINIBATCH_MODES:
-        raise ValueError(
-            f"VERStorage: minibatch_mode={minibatch_mode!r}; allowed: {MINIBATCH_MODES}"
-        )
-    if cap <= 0:
-        raise ValueError(f"VERStorage: is_coeff_cap={cap} must be > 0")
-
-
-class VERStorage(Storage):
+class VERStorage(VERLearning, Storage):
     """Linear rollout buffer for VER (and NoVER); see the module docstring.
 
     Attributes:
@@ -138,7 +83,7 @@ class VERStorage(Storage):
             is_coeff_cap: truncation of the importance weights (VER: 1.0).
             minibatch_mode: one of :data:`MINIBATCH_MODES`.
         """
-        _validate_options(is_double_buffered, minibatch_mode, is_coeff_cap)
+        validate_options(is_double_buffered, minibatch_mode, is_coeff_cap)
         self.num_steps, self._num_envs = int(numsteps), int(num_envs)
         self.variable_experience = variable_experience
         self.is_coeff_cap = float(is_coeff_cap)
@@ -146,7 +91,7 @@ class VERStorage(Storage):
         self.capacity = (self.num_steps + 1) * self._num_envs
         self.device = torch.device("cpu")
         self.current_policy_version = 1
-        self.buffers = _allocate_buffers(
+        self.buffers = allocate_buffers(
             self.capacity,
             observation_space,
             action_space,
@@ -330,101 +275,13 @@ class VERStorage(Storage):
     def increment_policy_version(self) -> None:
         self.current_policy_version += 1
 
-    # -------------------------------------------------------------- learning
-    def compute_returns(  # type: ignore[override]
-        self,
-        next_value: Optional[Tensor] = None,
-        use_gae: bool = True,
-        gamma: float = 0.99,
-        tau: float = 0.95,
-    ) -> None:
-        """Cuts the sequences, fills ``returns`` (GAE) and ``is_coeffs``.
-
-        Args:
-            next_value: optional ``[N, 1]`` bootstrap value per env; None uses
-                the value stored with each env's pending step.
-            use_gae: GAE(gamma, tau) if True, else lambda = 1 (discounted
-                returns bootstrapped with the critic).
-            gamma: discount factor.
-            tau: habitat's name for GAE's lambda.
-        """
-        n = int(self._counters["num_slots"])
-        stale = self.buffers["is_stale"][:n].view(-1).cpu()
-        fresh = self._slots["learnable"][:n] & ~stale
-        plan = mb.learnable_sequences(
-            *(self._slots[k][:n] for k in ("env_ids", "step_ids", "episode_starts", "dones")),
-            fresh,
-            self._counters["pending_slot"],
-        )
-        dev, values = self.device, self.buffers["value_preds"]
-        if next_value is None:
-            boot = values[plan.bootstrap_slots.clamp(min=0).to(dev)]
-        else:
-            boot = next_value.to(values)[plan.envs.to(dev)].view(-1, 1)
-        # Sequences ending their episode bootstrap nothing; 0 keeps NaN out.
-        boot = boot.masked_fill((plan.bootstrap_slots < 0).to(dev).view(-1, 1), 0.0)
-        slots = plan.slots.to(dev)
-        _, returns = compute_gae_sequences(
-            self.buffers["rewards"][slots],
-            values[slots],
-            self._slots["dones"][plan.slots].to(dev).view(-1, 1),
-            boot,
-            plan.lengths.to(dev),
-            gamma=gamma,
-            gae_lambda=tau if use_gae else 1.0,  # habitat's `tau` is lambda
-            **self._truncation(plan.slots, values[slots]),
-        )
-        # Stale steps keep the returns computed when they were fresh.
-        self.buffers["returns"][~self.buffers["is_stale"].view(-1)] = float("nan")
-        self.buffers["returns"][slots] = returns
-        if self.variable_experience:
-            weights = truncated_importance_weights(
-                self._counters["env_steps"], self.is_coeff_cap
-            ).to(dev)
-            self.buffers["is_coeffs"].fill_(float("nan"))
-            env_of_step = self._slots["env_ids"][plan.slots].to(dev)
-            self.buffers["is_coeffs"][slots] = weights[env_of_step].view(-1, 1)
-            self.buffers["is_coeffs"][:n][stale.to(dev)] = 1.0
-        self._plan = self._with_stale_sequences(plan, stale)
-
-    def _truncation(self, slots: Tensor, values: Tensor) -> Dict[str, Tensor]:
-        """Time-limit cuts among ``slots`` and the value to bootstrap there.
-
-        The observation after a cut is already the next episode's first, so
-        the value after the cut is approximated by the value of the cut
-        step's own observation, ``V(s_t)`` for ``V(s_{t+1})`` (Sample
-        Factory's choice; off by one step's change in value).
-        """
-        cut = self._slots["truncated"][slots]
-        if not bool(cut.any()):
-            return {}
-        return dict(truncated=cut.to(values.device).view(-1, 1), truncation_values=values)
-
-    def _with_stale_sequences(self, plan: mb.SlotSequences, stale: Tensor) -> mb.SlotSequences:
-        """``plan`` followed by the stale steps, cut into sequences of their own."""
-        slots = torch.nonzero(stale).view(-1)
-        if slots.numel() == 0:
-            return plan
-        seqs = mb.cut_sequences(
-            *(self._slots[k][slots] for k in ("env_ids", "step_ids", "episode_starts"))
-        )
-        ordered = slots[seqs.steps]
-        return mb.SlotSequences(
-            slots=torch.cat([plan.slots, ordered]),
-            starts=torch.cat([plan.starts, seqs.starts + plan.slots.numel()]),
-            lengths=torch.cat([plan.lengths, seqs.lengths]),
-            envs=torch.cat([plan.envs, self._slots["env_ids"][ordered[seqs.starts]]]),
-            bootstrap_slots=torch.cat([plan.bootstrap_slots, torch.full_like(seqs.starts, -1)]),
-        )
-
     def fill_stale(self, previous: "VERStorage") -> int:
         """Fills a preempted rollout up to ``T * N`` learnable steps with the
         most recent learnable steps of ``previous`` (the rollout before).
 
         ``previous``'s fresh steps come first, latest first; only when they
         are too few (``previous`` was preempted early too) do its own stale
-        copies, two rollouts old, make up the rest. Taking the latest fresh
-        steps in write order gives each env a run of consecutive steps.
+        copies, two rollouts old, make up the rest (:mod:`.stale_fill`).
         The copies keep everything recorded for them, their returns included,
         are flagged ``is_stale`` and form sequences of their own. Call after
         collection, before :meth:`compute_returns`; ``previous`` must still
@@ -433,18 +290,11 @@ class VERStorage(Storage):
         Returns:
             The number of stale steps added.
         """
-        from habitat_ver.distributed.ver_preemption import stale_fill_plan
-
         batch = self.num_steps * self._num_envs
         prev_n = int(previous._counters["num_slots"])
-        learnable = previous._slots["learnable"][:prev_n]
-        was_stale = previous.buffers["is_stale"][:prev_n].view(-1).cpu()
-        # Oldest first: the plan takes the last ones, fresh steps before stale.
-        prev_learnable = torch.cat(
-            [
-                torch.nonzero(learnable & was_stale).view(-1),
-                torch.nonzero(learnable & ~was_stale).view(-1),
-            ]
+        prev_learnable = reuse_order(
+            previous._slots["learnable"][:prev_n],
+            previous.buffers["is_stale"][:prev_n].view(-1).cpu(),
         )
         plan = stale_fill_plan(self.steps_collected, batch, prev_learnable.numel())
         if plan.num_stale == 0:
@@ -464,53 +314,6 @@ class VERStorage(Storage):
     def num_stale(self) -> int:
         """Stale steps added by :meth:`fill_stale` to this rollout."""
         return int(self.buffers["is_stale"].sum())
-
-    def _minibatch_pieces(self, num_mini_batch: int) -> List[mb.Pieces]:
-        plan = self._plan
-        if self.minibatch_mode == "ver":
-            order = mb.random_sequence_order(plan.lengths.numel())
-        else:
-            order = mb.sequence_order_by_env(plan.envs, torch.randperm(self._num_envs))
-        return mb.split_into_minibatches(plan.starts, plan.lengths, order, num_mini_batch)
-
-    def data_generator(
-        self, advantages: Optional[Tensor], num_mini_batch: int
-    ) -> Iterator[DictTree]:
-        """Yields ``num_mini_batch`` minibatches of exactly ``S / B`` steps.
-
-        Rows are steps in PackedSequence order, with every buffer key,
-        ``advantages`` (rows of PPO's ``get_advantages`` tensor), one
-        ``recurrent_hidden_states`` row per piece (the collection-time state
-        of its first step) and ``rnn_build_seq_info`` (omitted when every
-        piece is one step long: the RNN then takes its single-step path).
-
-        Raises:
-            RuntimeError: if :meth:`compute_returns` was not called.
-            ValueError: if ``num_mini_batch`` does not divide the steps.
-        """
-        if self._plan is None:
-            raise RuntimeError("data_generator: call compute_returns first")
-        pieces = self._minibatch_pieces(num_mini_batch)
-        batch_order = (
-            torch.randperm(num_mini_batch).tolist()
-            if self.minibatch_mode == "ver"
-            else range(num_mini_batch)
-        )
-        hidden = self.buffers["recurrent_hidden_states"]
-        per_step = TensorDict((k, v) for k, v in self.buffers.items() if v is not hidden)
-        for b in batch_order:
-            layout = mb.pack_sequences(pieces[b].starts, pieces[b].lengths)
-            slots = self._plan.slots[layout.indices].to(self.device)
-            num_pieces = layout.lengths.numel()
-            batch = per_step[slots]
-            batch["recurrent_hidden_states"] = hidden[slots[:num_pieces]]
-            if advantages is not None:
-                batch["advantages"] = advantages[slots]
-            if num_pieces < slots.numel():
-                batch["rnn_build_seq_info"] = build_rnn_build_seq_info(
-                    self.device, mb.packed_rnn_build_seq_info(layout)
-                )
-            yield batch.to_tree()
 
     def after_update(self) -> None:
         """Starts the next rollout, carrying each env's pending step first."""
@@ -539,7 +342,7 @@ class VERStorage(Storage):
         new_pending = torch.full_like(pending, -1)
         new_pending[has] = dst
         self._counters["pending_slot"][:] = new_pending
-        for key in _SENTINEL_KEYS:
+        for key in SENTINEL_KEYS:
             self.buffers[key][k:] = float("nan")
         self.buffers["is_stale"][:] = False
         self._slots["env_ids"][k:] = -1

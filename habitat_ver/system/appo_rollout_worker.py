@@ -19,13 +19,12 @@ names the env index and carries its traceback.
 import atexit
 import contextlib
 import enum
-import multiprocessing as mp
 import os
 import queue
 import traceback
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from habitat_ver.distributed.requeue import ignore_stop_signals
+from habitat_ver.compat.native_libs import forkserver_context
 from habitat_ver.system.env_worker import (
     EnvStepper,
     Report,
@@ -34,6 +33,7 @@ from habitat_ver.system.env_worker import (
     start_watch,
 )
 from habitat_ver.system.shared_buffers import EnvSharedBuffers
+from habitat_ver.system.stop_signals import ignore_stop_signals
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
 from habitat_ver.system.worker_pool import (
     START_TIMEOUT_S,
@@ -239,8 +239,7 @@ class RolloutWorkerPool:
         return self._workers[0].spaces()
 
     def _start_processes(self, chunks: Sequence[Sequence[EnvMaker]], num_groups: int) -> Any:
-        context = mp.get_context("forkserver")
-        context.set_forkserver_preload(["habitat_ver"])
+        context = forkserver_context()
         self._reports = context.Queue()
         self._commands = [context.SimpleQueue() for _ in chunks]
         atexit.register(self.close)  # also on any exit path (workers ignore SIGTERM)

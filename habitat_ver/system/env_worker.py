@@ -17,8 +17,8 @@ import numpy as np
 from gym import spaces
 from habitat_baselines.utils.info_dict import extract_scalars_from_info
 
-from habitat_ver.distributed.requeue import ignore_stop_signals
 from habitat_ver.system.shared_buffers import InfoColumns
+from habitat_ver.system.stop_signals import ignore_stop_signals
 from habitat_ver.system.trainer_watch import PARENT_CHECK_SECONDS, TrainerWatch, trainer_alive
 
 

@@ -30,7 +30,7 @@ from typing import Any, Callable, List, Sequence, Set, Tuple
 from habitat import VectorEnv
 from habitat.core.vector_env import CLOSE_COMMAND
 
-from habitat_ver.distributed import requeue
+from habitat_ver.system import stop_signals
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S, TrainerWatch
 from habitat_ver.system.worker_pool import (
     CLOSE_GRACE_S,
@@ -57,7 +57,7 @@ class _WorkerFailed:
 
 def _make_watched_env(make_env_fn: Callable[..., Any], trainer_pid: int, *args: Any) -> Any:
     """The worker's first act: ignore stop signals, watch the trainer, build."""
-    requeue.ignore_stop_signals()
+    stop_signals.ignore_stop_signals()
     TrainerWatch(trainer_pid).start()
     return make_env_fn(*args)
 
@@ -146,7 +146,7 @@ class GuardedVectorEnv(VectorEnv):
             if index not in self._overdue:
                 self._overdue.add(index)
                 warn_hung(index, self._describe(index), waited, self._hang_warning_s)
-            if requeue.stop_requested_locally():
+            if stop_signals.stop_requested_locally():
                 self._fail(
                     index, f"a stop was requested after it hung for {waited:.1f} s", EnvHungError
                 )

@@ -13,7 +13,6 @@ worker's traceback).
 
 import atexit
 import collections
-import multiprocessing as mp
 import os
 import queue
 import time
@@ -23,6 +22,7 @@ from typing import Any, Callable, Deque, Dict, List, Optional, Sequence
 from habitat import logger
 from torch import Tensor
 
+from habitat_ver.compat.native_libs import forkserver_context
 from habitat_ver.system.env_worker import Command, EnvStepper, Report, init_process
 from habitat_ver.system.shared_buffers import EnvSharedBuffers
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
@@ -123,8 +123,7 @@ class EnvWorkerPool:
 
     # ----------------------------------------------------------- processes
     def _start_processes(self, make_envs: Sequence[Callable[[], Any]]) -> Any:
-        context = mp.get_context("forkserver")
-        context.set_forkserver_preload(["habitat_ver"])
+        context = forkserver_context()
         self._reports = context.Queue()
         self._commands = [context.SimpleQueue() for _ in make_envs]
         # Whatever ends the process, close first: multiprocessing's own exit

@@ -20,7 +20,8 @@ records the policy version that chose it; the learner reports the lag (its
 version minus the step's) as ``system/policy_lag/mean`` and
 ``system/policy_lag/max`` and drops trajectories older than
 ``rl.appo.max_policy_lag``.  Set-up, checkpoints, resume, logging and
-evaluation are :class:`DDPPOTrainer`'s, through its hooks (``_init_envs``,
+evaluation are :class:`~habitat_ver.trainers.base.HabitatVerTrainer`'s (no
+preemption of slow ranks: one rank), through its hooks (``_init_envs``,
 ``_create_agent``, ``_collect_rollout``, ``_update_agent``).
 """
 
@@ -41,14 +42,11 @@ from habitat_ver.system.appo_policy_worker import PolicyWorker
 from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
 from habitat_ver.system.reward_guard import max_nonfinite_rewards
 from habitat_ver.trainers.appo_agent import AppoAgentAccessMgr
-from habitat_ver.trainers.ddppo import DDPPOTrainer
+from habitat_ver.trainers.base import HabitatVerTrainer
 
 
-class AppoTrainer(DDPPOTrainer):
+class AppoTrainer(HabitatVerTrainer):
     """Asynchronous PPO with V-trace, registered as ``appo`` (single rank)."""
-
-    DEFAULT_PREEMPTION = "none"
-    SUPPORTED_PREEMPTION = ("none",)
 
     def __init__(self, config: Any = None):
         super().__init__(config)
@@ -62,6 +60,13 @@ class AppoTrainer(DDPPOTrainer):
     @property
     def _appo(self) -> Any:
         return self.config.habitat_baselines.rl.appo
+
+    @property
+    def _rollout_workers(self) -> RolloutWorkerPool:
+        """Training's envs (evaluation steps a vector env instead)."""
+        if not isinstance(self.envs, RolloutWorkerPool):
+            raise RuntimeError(f"appo trains on rollout workers, not {type(self.envs).__name__}")
+        return self.envs
 
     # --------------------------------------------------------------- set-up
     @classmethod
@@ -114,7 +119,7 @@ class AppoTrainer(DDPPOTrainer):
         )
         acting = copy.deepcopy(policy).eval().requires_grad_(False)
         self._policy_worker = PolicyWorker(
-            self.envs,
+            self._rollout_workers,
             acting,
             self._trajectories,
             self._slots,
@@ -122,7 +127,7 @@ class AppoTrainer(DDPPOTrainer):
             self._transform,
             max_nonfinite_rewards=max_nonfinite_rewards(self.config),
         )
-        self.envs.close_hooks.append(self._policy_worker.stop)
+        self._rollout_workers.close_hooks.append(self._policy_worker.stop)
         self._batch_size = self._appo.batch_trajectories or self.envs.num_envs
 
     # ----------------------------------------------------------- collection
@@ -131,7 +136,7 @@ class AppoTrainer(DDPPOTrainer):
         and let the policy worker act on the reset envs."""
         worker = self._policy_worker
         worker.publish(self._agent.actor_critic.state_dict(), self.num_updates_done)
-        worker.start(self.envs.all_groups())
+        worker.start(self._rollout_workers.all_groups())
 
     def _collect_rollout(self) -> int:
         """Wait for ``batch_trajectories`` complete trajectories no older than

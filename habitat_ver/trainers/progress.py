@@ -8,8 +8,9 @@ the windowed mean episode reward.
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Any, Deque, Dict, List, Optional
 
+from torch import Tensor
 from tqdm import tqdm
 
 
@@ -87,3 +88,42 @@ class RunProgress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def window_mean_reward(window_episode_stats: Dict[str, Deque[Tensor]]) -> Optional[float]:
+    """Mean return of the episodes finished within upstream's reward window.
+
+    Args:
+        window_episode_stats: upstream's windows of cumulative per-env
+            ``reward`` and ``count`` (oldest first).
+    """
+    rewards = window_episode_stats.get("reward")
+    counts = window_episode_stats.get("count")
+    if not rewards or not counts:
+        return None
+    if len(rewards) > 1:
+        reward = (rewards[-1] - rewards[0]).sum().item()
+        count = (counts[-1] - counts[0]).sum().item()
+    else:
+        reward, count = rewards[0].sum().item(), counts[0].sum().item()
+    return reward / count if count > 0 else None
+
+
+def progress_bar(config: Any, position: float, enabled: bool, settings: Any) -> RunProgress:
+    """The bar of a run of ``config``: steps towards ``total_num_steps``, or
+    updates towards ``num_updates`` when that is -1.
+
+    Args:
+        position: steps (or updates) already done (a resumed run).
+        enabled: show it (rank 0 only).
+        settings: ``habitat_baselines.progress`` (``enabled``, ``refresh_seconds``).
+    """
+    baselines = config.habitat_baselines
+    by_steps = baselines.total_num_steps != -1
+    return RunProgress(
+        total=baselines.total_num_steps if by_steps else baselines.num_updates,
+        unit="step" if by_steps else "update",
+        initial=position,
+        enabled=bool(settings.enabled) and enabled,
+        refresh_seconds=settings.refresh_seconds,
+    )

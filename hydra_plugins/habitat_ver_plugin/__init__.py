@@ -6,12 +6,14 @@ search path and imports :mod:`habitat_ver`, which registers our trainers,
 storages and policies with habitat-baselines' registry.  So
 ``python -m habitat_baselines.run --config-name=rearrange/ver_pick`` works with
 no code change once the package is installed.
+
+Nothing of habitat-ver imports this module (our own entry points register
+:class:`habitat_ver.config.search_path.ConfigTreeSearchPath`), so the import of
+:mod:`habitat_ver` here closes no import loop.
 """
 
 from hydra.core.config_search_path import ConfigSearchPath
 from hydra.plugins.search_path_plugin import SearchPathPlugin
-
-CONFIG_SEARCH_PATH = "pkg://habitat_ver_configs/habitat_baselines"
 
 
 class HabitatVerSearchPathPlugin(SearchPathPlugin):
@@ -19,5 +21,6 @@ class HabitatVerSearchPathPlugin(SearchPathPlugin):
 
     def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
         import habitat_ver  # noqa: F401  (registration happens at import)
+        from habitat_ver.config.search_path import add_config_tree
 
-        search_path.append(provider="habitat_ver", path=CONFIG_SEARCH_PATH)
+        add_config_tree(search_path)

@@ -20,7 +20,7 @@ from habitat_ver.common.checkpoint import (
     save_checkpoint_file,
 )
 from habitat_ver.config.compose import get_config
-from habitat_ver.distributed.requeue import STOP_SIGNALS
+from habitat_ver.system.stop_signals import STOP_SIGNALS
 from habitat_ver.run import execute_exp, get_trainer_class
 from habitat_ver.trainers.ddppo import DDPPOTrainer
 

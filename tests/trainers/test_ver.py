@@ -170,7 +170,9 @@ def test_a_rollout_filled_while_learning_is_taken_as_it_is(out_dir):
         assert trainer._agent.rollouts.rollout_done
         # Envs whose step arrives now find no room: they are held, as the
         # collector holds those it cannot admit.
-        assert trainer._admit(trainer._wait_ready()) == [] and trainer._held
+        collector = trainer._collector
+        assert collector.admit(collector.wait_ready(), trainer._agent.rollouts) == []
+        assert collector.held
         trainer._agent.updater.update = update
         assert trainer._collect_rollout() == T * N
         assert sum(trainer.env_steps_per_rollout[1]) == T * N
@@ -202,10 +204,12 @@ def test_overlapped_collector_acts_on_held_envs_first(out_dir):
     trainer = _serial_overlap_trainer(out_dir)
     try:
         assert trainer._collect_rollout() == T * 3
-        ready = trainer._wait_ready()
+        collector = trainer._collector
+        ready = collector.wait_ready()
         assert ready == [0, 1, 2]
         trainer.envs.push_back(ready[1:])
-        assert trainer._admit(ready[:1]) == [] and trainer._held == [0]
+        assert collector.admit(ready[:1], trainer._agent.rollouts) == []
+        assert collector.held == [0]
         update = trainer._agent.updater.update
 
         def update_once_next_rollout_full(rollouts):
@@ -330,7 +334,7 @@ def test_step_time_counts_the_time_of_steps_collected_while_learning(out_dir):
     # time is 0.48 s * 3 envs / 48 steps = 0.03 s; it was 0 (0 s / 48 steps).
     trainer = _serial_overlap_trainer(out_dir)
     sent = [0]
-    trainer.clock = lambda: 0.01 * sent[0]
+    trainer._collector.clock = lambda: 0.01 * sent[0]
     send = trainer.envs.send_actions
 
     def counting_send(ids, actions):

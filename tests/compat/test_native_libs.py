@@ -1,4 +1,5 @@
-"""habitat-sim renders after habitat-baselines (and so triton) is imported."""
+"""habitat-sim renders after habitat-baselines (and so triton) is imported
+(:mod:`habitat_ver.compat.native_libs`)."""
 
 import os
 import subprocess
@@ -32,7 +33,7 @@ STAGE = next((os.path.abspath(p) for p in STAGE_CANDIDATES if os.path.exists(p))
     STAGE is None, reason="habitat-sim's test assets (../shared/habitat-sim/data) not found"
 )
 def test_depth_renders_after_habitat_baselines_import():
-    # Without habitat_ver.compat.llvm_order the first GL context aborts the
+    # Without habitat_ver.compat.native_libs the first GL context aborts the
     # process: "LLVM ERROR: Option 'default' already exists!" (rc -6).
     code = textwrap.dedent(f"""
         import habitat_ver, habitat_baselines, habitat_sim

@@ -1,0 +1,80 @@
+"""Stop signals of this process: stop training at the next safe point.
+
+SLURM warns a job before it ends it: ``sbatch --signal=B:USR1@90`` sends
+SIGUSR1 ninety seconds ahead, and preemption or the time limit send SIGTERM.
+On either, training stops between two updates, writes its resume state and
+shuts its env workers down (the multi-rank agreement and the requeue are
+:mod:`habitat_ver.distributed.requeue`'s).
+
+* :func:`install_stop_handlers` makes SIGTERM, SIGUSR1 and SIGUSR2 set
+  upstream's ``EXIT`` event (SIGTERM and SIGUSR1 also ``REQUEUE``; SIGUSR2
+  stops without requeueing, as upstream's ``scancel --signal USR2``).
+  Ctrl-C (SIGINT) keeps Python's KeyboardInterrupt.
+* :func:`stop_handling` leaves the process as it found it once training ends:
+  the former signal handlers back, the stop events cleared, so a second
+  trainer in the same process (tests, notebooks) does not inherit either.
+* Env worker processes ignore them (:func:`ignore_stop_signals`): the trainer
+  decides when and how they stop.
+"""
+
+import contextlib
+import signal
+import threading
+from typing import Any, Iterator
+
+from habitat_baselines.rl.ddppo.ddp_utils import EXIT, REQUEUE, SAVE_STATE
+
+# signal -> also requeue the job (under SLURM)?
+STOP_SIGNALS = {signal.SIGTERM: True, signal.SIGUSR1: True, signal.SIGUSR2: False}
+
+
+def _on_stop_signal(signum: int, frame: Any) -> None:
+    if STOP_SIGNALS.get(signal.Signals(signum), False):
+        REQUEUE.set()
+    SAVE_STATE.set()
+    EXIT.set()
+
+
+def install_stop_handlers() -> None:
+    """SIGTERM / SIGUSR1 / SIGUSR2 -> stop after the current update.
+
+    Only possible from the main thread; elsewhere (e.g. a trainer driven from
+    a notebook thread) nothing is installed.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _on_stop_signal)
+
+
+@contextlib.contextmanager
+def stop_handling() -> Iterator[None]:
+    """Restores the stop signals' handlers and clears upstream's stop events
+    (``EXIT``, ``REQUEUE``, ``SAVE_STATE``) when the block ends.
+
+    Wrap everything that may install handlers (upstream's SLURM handlers,
+    :func:`install_stop_handlers`).
+    """
+    before = {}
+    if threading.current_thread() is threading.main_thread():
+        before = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            # None: a handler installed outside Python, which cannot be put back.
+            if handler is not None:
+                signal.signal(signum, handler)
+        for event in (EXIT, REQUEUE, SAVE_STATE):
+            event.clear()
+
+
+def ignore_stop_signals() -> None:
+    """For worker processes: the trainer decides when and how they stop."""
+    for signum in (signal.SIGINT, *STOP_SIGNALS):
+        signal.signal(signum, signal.SIG_IGN)
+
+
+def stop_requested_locally() -> bool:
+    """True once a stop signal reached this process."""
+    return bool(EXIT.is_set())

@@ -1,0 +1,409 @@
+"""The loop every habitat-ver trainer shares: resume, checkpoints, progress.
+
+Upstream's ``PPOTrainer`` provides the pieces reused here: env and agent set-up
+(``_init_train``), learning (``_update_agent``), statistics and TensorBoard
+logging, and evaluation.  :class:`HabitatVerTrainer` owns the loop around them
+so that resume states are written atomically and read safely, a stop signal
+(SLURM's warning, preemption) stops every rank after the same update and
+requeues the job, the last weights are always checkpointed, and long runs
+show progress.  A trainer supplies how it collects (:meth:`_collect_rollout`)
+and may learn differently (``_update_agent``):
+
+* ``ddppo`` (:mod:`habitat_ver.trainers.ddppo`) steps envs in lock-step and
+  adds DD-PPO's straggler preemption; ``ver`` builds on it;
+* ``appo`` (:mod:`habitat_ver.trainers.appo`) samples asynchronously.
+
+``self.envs`` is any :class:`~habitat_ver.system.env_pool.EnvPool`.  The
+upstream private names this relies on are listed, with the releases checked,
+in :mod:`habitat_ver.compat.upstream_private`.
+"""
+
+import contextlib
+import os
+import time
+from collections import deque
+from typing import Any, Dict, Iterator, List, Optional
+
+import torch
+from habitat import logger
+from habitat.config import read_write
+from habitat_baselines.common.tensorboard_utils import get_writer
+from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
+from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer
+
+from habitat_ver.common.log_keys import COLLECT_SECONDS, LEARN_SECONDS
+from habitat_ver.common.checkpoint import (
+    ResumeStateFiles,
+    config_to_plain,
+    load_checkpoint_file,
+    save_checkpoint_file,
+)
+from habitat_ver.common.usage import exit_with_usage_error
+from habitat_ver.compat import upstream_private
+from habitat_ver.compat.sim_free import HabitatSimRequiredError
+from habitat_ver.config.errors import ConfigError
+from habitat_ver.config.hab_data import HabitatDataMissingError
+from habitat_ver.config.schema import (
+    DistribPreemptionConfig,
+    ProgressConfig,
+    section_or_default,
+)
+from habitat_ver.config.stored import with_current_code
+from habitat_ver.config.upstream import use_our_env_factory
+from habitat_ver.config.validate import validate
+from habitat_ver.distributed import requeue
+from habitat_ver.distributed.episode_stats import agree_on_episode_stat_keys
+from habitat_ver.system import stop_signals
+from habitat_ver.system.env_pool import EnvPool, SharedBufferPool
+from habitat_ver.trainers.learning_curve import CurveRecorder, curve_path, write_curve_png
+from habitat_ver.trainers.training_log import write_training_log
+from habitat_ver.trainers.progress import (
+    RunProgress,
+    RunSummary,
+    progress_bar,
+    window_mean_reward,
+)
+
+
+class HabitatVerTrainer(PPOTrainer):
+    """Upstream's PPO trainer with our loop; subclasses say how they collect."""
+
+    # Upstream types it as habitat's VectorEnv; ours are any EnvPool.
+    envs: EnvPool  # type: ignore[assignment]
+
+    # habitat_baselines.distrib_preemption.policy: what "auto" means here,
+    # and the policies this trainer implements.
+    DEFAULT_PREEMPTION = "none"
+    SUPPORTED_PREEMPTION = ("none",)
+
+    def __init__(self, config: Any = None):
+        config = self.adapt_config(config)
+        try:
+            validate(config)
+        except (HabitatSimRequiredError, HabitatDataMissingError) as error:
+            # One line and exit 2 under habitat_baselines.run too (no traceback).
+            exit_with_usage_error(error)
+        super().__init__(config)
+        self.preemption_policy()  # refuse a policy this trainer lacks, before any env
+        # Steps each rollout of this rank collected (short ones were preempted).
+        self.rollout_lengths: List[int] = []
+        self._prev_time = 0.0
+        self._count_checkpoints = 0
+        self._last_checkpoint_step: Optional[float] = None
+        self._run_id: Optional[str] = None
+        self.last_summary: Optional[RunSummary] = None
+        # This session's logged reward and steps/s ({tag: [[step, value], ...]}).
+        self.curve_points: Dict[str, List[List[float]]] = {}
+        # Multi-rank: a stop signal on any rank, agreed in the last all-reduce.
+        self._stop_agreed = False
+        self._collect_seconds = 0.0  # of the rollout being learnt
+
+    # ----------------------------------------------------------------- hooks
+    @classmethod
+    def adapt_config(cls, config: Any) -> Any:
+        """Hook: ``config`` with the upstream classes it names that this
+        trainer cannot run replaced by ours (:mod:`habitat_ver.config.upstream`)."""
+        return use_our_env_factory(config)
+
+    def _init_envs(self, config: Any = None, is_eval: bool = False) -> None:
+        # Evaluation may run a checkpoint's config, written by upstream.
+        config = self.config if config is None else config
+        super()._init_envs(use_our_env_factory(config), is_eval)
+        if is_eval and self.envs.num_envs != self.config.habitat_baselines.num_environments:
+            # Evaluation keeps one env per scene (fewer envs than configured
+            # when scenes are few), and upstream's evaluator sizes its hidden
+            # states, previous actions and masks from self.config: make them agree.
+            logger.info(
+                f"habitat_ver: evaluating with {self.envs.num_envs} environment(s), "
+                f"one per scene (habitat_baselines.num_environments="
+                f"{self.config.habitat_baselines.num_environments})"
+            )
+            with read_write(self.config):
+                self.config.habitat_baselines.num_environments = self.envs.num_envs
+
+    def _use_env_workers(self, pool: SharedBufferPool) -> None:
+        """Train on ``pool`` (our env worker processes) instead of upstream's
+        vector env, with the attributes upstream's ``_init_envs`` sets."""
+        upstream_private.adopt_env_pool(self, pool)
+
+    @rank0_only
+    def save_checkpoint(self, file_name: str, extra_state: Optional[Dict] = None) -> None:
+        """Write ``file_name`` and ``latest.pth`` atomically, config as plain data."""
+        checkpoint = {
+            **self._agent.get_save_state(),
+            "config": config_to_plain(self.config),
+        }
+        if extra_state is not None:
+            checkpoint["extra_state"] = extra_state
+        folder = self.config.habitat_baselines.checkpoint_folder
+        save_checkpoint_file(checkpoint, f"{folder}/{file_name}")
+        save_checkpoint_file(checkpoint, f"{folder}/latest.pth")
+
+    def load_checkpoint(self, checkpoint_path: str, *args: Any, **kwargs: Any) -> Dict:
+        """Safe load of our checkpoints and of upstream-format ones."""
+        return load_checkpoint_file(checkpoint_path)
+
+    def _get_resume_state_config_or_new_config(self, resume_state_config: Any) -> Any:
+        """Upstream's choice between the stored and the current config, but the
+        code to run (``_target_`` nodes, imported modules) is always this run's."""
+        config = super()._get_resume_state_config_or_new_config(resume_state_config)
+        if config is None:
+            return config
+        return with_current_code(config, self.config)
+
+    # ----------------------------------------------------------- resume state
+    def _resume_files(self) -> ResumeStateFiles:
+        return ResumeStateFiles(self.config.habitat_baselines.checkpoint_folder)
+
+    @rank0_only
+    def _save_resume_state(self) -> None:
+        stats = dict(
+            count_checkpoints=self._count_checkpoints,
+            num_steps_done=self.num_steps_done,
+            num_updates_done=self.num_updates_done,
+            _last_checkpoint_percent=self._last_checkpoint_percent,
+            prev_time=(time.time() - self.t_start) + self._prev_time,
+            running_episode_stats=dict(self.running_episode_stats),
+            # deques are not loadable with weights_only: store lists.
+            window_episode_stats={k: list(v) for k, v in self.window_episode_stats.items()},
+            run_id=self._run_id,
+            rollout_lengths=list(self.rollout_lengths),
+            **self._extra_resume_stats(),
+        )
+        self._resume_files().save(
+            dict(
+                **self._agent.get_resume_state(),
+                config=config_to_plain(self.config),
+                requeue_stats=stats,
+            )
+        )
+
+    def _extra_resume_stats(self) -> Dict[str, Any]:
+        """Hook: a subclass's own counters for the resume state (plain data)."""
+        return {}
+
+    def _restore_extra_stats(self, stats: Dict[str, Any]) -> None:
+        """Hook: reads back what :meth:`_extra_resume_stats` saved."""
+
+    def _restore(self, resume_state: Dict[str, Any]) -> None:
+        self._agent.load_state_dict(resume_state)
+        stats = resume_state["requeue_stats"]
+        self.num_steps_done = stats["num_steps_done"]
+        self.num_updates_done = stats["num_updates_done"]
+        self._last_checkpoint_percent = stats["_last_checkpoint_percent"]
+        self._count_checkpoints = stats["count_checkpoints"]
+        self._prev_time = stats["prev_time"]
+        self._run_id = stats.get("run_id")
+        self.rollout_lengths = list(stats.get("rollout_lengths", []))
+        self._restore_extra_stats(stats)
+        self.running_episode_stats = stats["running_episode_stats"]
+        window = self._ppo_cfg.reward_window_size
+        for key, values in stats["window_episode_stats"].items():
+            self.window_episode_stats[key] = deque(values, maxlen=window)
+        logger.info(f"Resumed from step {self.num_steps_done} (update {self.num_updates_done})")
+
+    # ------------------------------------------------------------- the loop
+    def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:
+        # Every rank opens the log file, but upstream creates folders on rank 0
+        # only: a fast rank 1 would crash on a missing folder.
+        log_folder = os.path.dirname(os.path.abspath(self.config.habitat_baselines.log_file))
+        os.makedirs(log_folder, exist_ok=True)
+        super()._init_train(resume_state)
+
+    def preemption_policy(self) -> str:
+        """``habitat_baselines.distrib_preemption.policy``, "auto" resolved."""
+        chosen = section_or_default(
+            self.config, "distrib_preemption", DistribPreemptionConfig
+        ).policy
+        policy = self.DEFAULT_PREEMPTION if chosen == "auto" else chosen
+        if policy not in self.SUPPORTED_PREEMPTION:
+            raise ConfigError(
+                f"habitat_baselines.distrib_preemption.policy={chosen!r} is not allowed "
+                f"for trainer {self.config.habitat_baselines.trainer_name!r}: one of "
+                f"{('auto',) + self.SUPPORTED_PREEMPTION}"
+            )
+        return policy
+
+    def _init_preemption(self) -> None:
+        """Hook: set up a preemption of slow ranks (none here)."""
+
+    def _collect_rollout(self) -> int:
+        """Hook: collect one rollout; returns the env steps collected."""
+        raise NotImplementedError
+
+    def _coalesce_post_step(
+        self, losses: Dict[str, float], count_steps_delta: int
+    ) -> Dict[str, float]:
+        """Upstream's per-update all-reduce, carrying each rank's stop request."""
+        if not self._is_distributed:
+            return super()._coalesce_post_step(losses, count_steps_delta)
+        agree_on_episode_stat_keys(self.running_episode_stats)
+        losses = dict(losses, **{requeue.STOP_KEY: float(stop_signals.stop_requested_locally())})
+        losses = super()._coalesce_post_step(losses, count_steps_delta)
+        self._stop_agreed = losses.pop(requeue.STOP_KEY) > 0
+        return losses
+
+    def _stop_requested(self) -> bool:
+        """Stop now? Multi-rank: only as agreed by every rank."""
+        if self._is_distributed:
+            return self._stop_agreed
+        return stop_signals.stop_requested_locally()
+
+    def _learn(self, steps: int) -> Dict[str, float]:
+        start = time.monotonic()
+        losses = self._update_agent()
+        losses[LEARN_SECONDS] = time.monotonic() - start
+        losses[COLLECT_SECONDS] = self._collect_seconds
+        self._after_learning()
+        self.num_updates_done += 1
+        return self._coalesce_post_step(losses, steps)
+
+    def _after_learning(self) -> None:
+        """Hook: runs after each update's learning, before the all-reduce."""
+
+    def _maybe_checkpoint(self, final: bool = False) -> None:
+        """Checkpoint on upstream's schedule, and once more at the end of a run.
+
+        Upstream's percent-based schedule starts at 0% and may never reach the
+        last update; the final weights are always saved here.
+        """
+        if not rank0_only():
+            return
+        if self.should_checkpoint() or (
+            final and self._last_checkpoint_step != self.num_steps_done
+        ):
+            self._last_checkpoint_step = self.num_steps_done
+            self.save_checkpoint(
+                f"ckpt.{self._count_checkpoints}.pth",
+                dict(
+                    step=self.num_steps_done,
+                    wall_time=(time.time() - self.t_start) + self._prev_time,
+                ),
+            )
+            self._count_checkpoints += 1
+
+    def window_reward(self) -> Optional[float]:
+        """Mean return of the episodes finished within the reward window."""
+        return window_mean_reward(self.window_episode_stats)
+
+    def _progress_position(self) -> float:
+        if self.config.habitat_baselines.total_num_steps != -1:
+            return self.num_steps_done
+        return self.num_updates_done
+
+    @rank0_only
+    def _training_log(self, writer: Any, losses: Dict[str, float], prev_time: int = 0) -> None:
+        """Our log vocabulary (:mod:`habitat_ver.common.log_keys`), not upstream's."""
+        write_training_log(self, writer, losses, self._sps())
+
+    def _sps(self) -> float:
+        elapsed = (time.time() - self.t_start) + self._prev_time
+        return self.num_steps_done / max(elapsed, 1e-9)
+
+    def train(self) -> None:
+        """Train until the step/update budget is spent (or a stop signal).
+
+        Signal handlers and upstream's stop events are left as they were found.
+        """
+        with stop_signals.stop_handling():
+            self._train()
+
+    def _train(self) -> None:
+        resume_state = self._resume_files().load()
+        with self._envs_closed_on_error():
+            self._init_train(resume_state)
+            stop_signals.install_stop_handlers()  # after upstream's (SLURM only) handlers
+            self._init_preemption()
+            if self._is_distributed:
+                torch.distributed.barrier()
+            if resume_state is not None:
+                self._restore(resume_state)
+            writer_context = (
+                get_writer(
+                    self.config,
+                    resume_run_id=self._run_id,
+                    flush_secs=self.flush_secs,
+                    purge_step=int(self.num_steps_done),
+                )
+                if rank0_only()
+                else contextlib.nullcontext()
+            )
+            progress = progress_bar(
+                self.config,
+                self._progress_position(),
+                enabled=rank0_only(),
+                settings=section_or_default(self.config, "progress", ProgressConfig),
+            )
+        stopped = False
+        try:
+            with writer_context as writer:
+                if writer is not None:
+                    self._run_id = writer.get_run_id()
+                    writer = CurveRecorder(
+                        writer, self.curve_points, lambda: self.window_reward() is not None
+                    )
+                stopped = self._train_loop(writer, progress)
+        finally:
+            progress.close()
+            self.envs.close()
+        self._finish(stopped)
+
+    @contextlib.contextmanager
+    def _envs_closed_on_error(self) -> Iterator[None]:
+        """Set-up after the env workers started (agent, optimizer, stores) may
+        raise: shut the workers down before the error leaves ``train()``, or
+        the interpreter's exit waits for them forever (they ignore SIGTERM)."""
+        try:
+            yield
+        except BaseException:
+            if self.envs is not None:
+                self.envs.close()
+            raise
+
+    def _train_loop(self, writer: Any, progress: RunProgress) -> bool:
+        """Returns True when a stop signal ended the run early."""
+        while not self.is_done():
+            self._agent.pre_rollout()
+            saved = self._should_save_resume_state()
+            if saved:
+                self._save_resume_state()
+            if self._stop_requested():
+                if not saved:  # a second write would make the `.prev` copy this one
+                    self._save_resume_state()
+                requeue.requeue()
+                return True
+            start = time.monotonic()
+            steps = self._collect_rollout()
+            self._collect_seconds = time.monotonic() - start
+            losses = self._learn(steps)
+            self._training_log(writer, losses, self._prev_time)
+            self._maybe_checkpoint()
+            progress.update(self._progress_position(), self._sps(), self.window_reward())
+        self._maybe_checkpoint(final=True)
+        self._save_resume_state()
+        return False
+
+    def _finish(self, stopped: bool) -> None:
+        if not rank0_only():
+            return
+        baselines = self.config.habitat_baselines
+        self.last_summary = RunSummary(
+            steps=int(self.num_steps_done),
+            updates=int(self.num_updates_done),
+            seconds=(time.time() - self.t_start) + self._prev_time,
+            mean_sps=self._sps(),
+            final_reward=self.window_reward(),
+            checkpoint_folder=baselines.checkpoint_folder,
+            tensorboard_dir=baselines.tensorboard_dir,
+            log_file=baselines.log_file,
+            stopped_early=stopped,
+            learning_curve=write_curve_png(
+                self.curve_points, curve_path(baselines.log_file), self._run_title()
+            ),
+        )
+        print(self.last_summary.render(), flush=True)
+
+    def _run_title(self) -> str:
+        habitat = self.config.habitat
+        task = habitat.env_task_gym_id or habitat.env_task
+        return f"{self.config.habitat_baselines.trainer_name} on {task}"

@@ -1,0 +1,71 @@
+"""The three env pools behind a trainer's ``self.envs`` satisfy its protocol."""
+
+import functools
+
+import pytest
+
+from habitat_ver.config.compose import get_config
+from habitat_ver.envs.factory import VerVectorEnvFactory
+from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
+from habitat_ver.system.env_pool import EnvPool, SharedBufferPool
+from habitat_ver.system.vector_env import GuardedVectorEnv
+from habitat_ver.system.worker_pool import EnvWorkerPool
+
+from .test_shared_buffers import CountingEnv
+
+
+def _check_pool(pool, num_envs):
+    assert isinstance(pool, EnvPool)
+    assert pool.num_envs == num_envs
+    observations = pool.post_step(pool.reset())
+    assert len(observations) == num_envs
+
+
+def test_the_protocol_refuses_what_lacks_a_member():
+    class NoClose:
+        num_envs = 1
+
+        def reset(self):
+            return []
+
+        def post_step(self, observations):
+            return observations
+
+    assert not isinstance(NoClose(), EnvPool)
+    assert not isinstance(NoClose(), SharedBufferPool)
+
+
+def test_ver_env_workers_are_a_shared_buffer_pool():
+    with EnvWorkerPool([CountingEnv] * 3, serial=True) as pool:
+        _check_pool(pool, 3)
+        assert isinstance(pool, SharedBufferPool)
+        assert tuple(pool.buffers.rewards.shape[:1]) == (3,)
+
+
+def test_appo_rollout_workers_are_a_shared_buffer_pool():
+    makers = [(i, functools.partial(CountingEnv)) for i in range(4)]
+    pool = RolloutWorkerPool(makers, num_workers=2, num_groups=2, serial=True)
+    try:
+        _check_pool(pool, 4)
+        assert isinstance(pool, SharedBufferPool)
+    finally:
+        pool.close()
+
+
+@pytest.mark.multiproc
+def test_the_lockstep_vector_env_is_an_env_pool(tmp_path):
+    config = get_config(
+        "gym/ddppo_cartpole",
+        [
+            "habitat_baselines.num_environments=2",
+            f"habitat_baselines.log_file={tmp_path}/train.log",
+        ],
+    )
+    envs = VerVectorEnvFactory().construct_envs(config)
+    try:
+        assert isinstance(envs, GuardedVectorEnv)
+        _check_pool(envs, 2)
+        # It shares no rows: trainers that need them build their own pools.
+        assert not isinstance(envs, SharedBufferPool)
+    finally:
+        envs.close()
