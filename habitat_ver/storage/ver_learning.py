@@ -12,7 +12,7 @@ preemption, :mod:`habitat_ver.storage.stale_fill`) keep the returns computed
 for them when they were fresh and form sequences of their own.
 """
 
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, Iterator, List, Optional, cast
 
 import torch
 from habitat_baselines.common.tensor_dict import DictTree, TensorDict
@@ -43,6 +43,20 @@ class VERLearning:
     is_coeff_cap: float
     minibatch_mode: str
 
+    # habitat's TensorDict types every entry as ``Tensor | TensorDict``; the
+    # entries read through these three are tensors (only ``observations`` nests).
+    def _buf(self, key: str) -> Tensor:
+        """The per-step buffer ``key`` (not ``observations``). ``[capacity, ...]``"""
+        return cast(Tensor, self.buffers[key])
+
+    def _slot(self, key: str) -> Tensor:
+        """The per-slot bookkeeping tensor ``key``. ``[capacity]``"""
+        return cast(Tensor, self._slots[key])
+
+    def _count(self, key: str) -> Tensor:
+        """The counter ``key``: ``num_slots`` ``[1]``, the others ``[N]``."""
+        return cast(Tensor, self._counters[key])
+
     def compute_returns(
         self,
         next_value: Optional[Tensor] = None,
@@ -60,15 +74,16 @@ class VERLearning:
             gamma: discount factor.
             tau: habitat's name for GAE's lambda.
         """
-        n = int(self._counters["num_slots"])
-        stale = self.buffers["is_stale"][:n].view(-1).cpu()
-        fresh = self._slots["learnable"][:n] & ~stale
-        plan = mb.learnable_sequences(
-            *(self._slots[k][:n] for k in ("env_ids", "step_ids", "episode_starts", "dones")),
-            fresh,
-            self._counters["pending_slot"],
+        n = int(self._count("num_slots"))
+        stale = self._buf("is_stale")[:n].view(-1).cpu()
+        fresh = self._slot("learnable")[:n] & ~stale
+        env_ids, step_ids, starts, dones = (
+            self._slot(k)[:n] for k in ("env_ids", "step_ids", "episode_starts", "dones")
         )
-        dev, values = self.device, self.buffers["value_preds"]
+        plan = mb.learnable_sequences(
+            env_ids, step_ids, starts, dones, fresh, self._count("pending_slot")
+        )
+        dev, values = self.device, self._buf("value_preds")
         if next_value is None:
             boot = values[plan.bootstrap_slots.clamp(min=0).to(dev)]
         else:
@@ -77,9 +92,9 @@ class VERLearning:
         boot = boot.masked_fill((plan.bootstrap_slots < 0).to(dev).view(-1, 1), 0.0)
         slots = plan.slots.to(dev)
         _, returns = compute_gae_sequences(
-            self.buffers["rewards"][slots],
+            self._buf("rewards")[slots],
             values[slots],
-            self._slots["dones"][plan.slots].to(dev).view(-1, 1),
+            self._slot("dones")[plan.slots].to(dev).view(-1, 1),
             boot,
             plan.lengths.to(dev),
             gamma=gamma,
@@ -87,18 +102,18 @@ class VERLearning:
             **self._truncation(plan.slots, values[slots]),
         )
         # Stale steps keep the returns computed when they were fresh.
-        self.buffers["returns"][~self.buffers["is_stale"].view(-1)] = float("nan")
-        self.buffers["returns"][slots] = returns
+        self._buf("returns")[~self._buf("is_stale").view(-1)] = float("nan")
+        self._buf("returns")[slots] = returns
         if self.variable_experience:
-            weights = truncated_importance_weights(
-                self._counters["env_steps"], self.is_coeff_cap
-            ).to(dev)
-            self.buffers["is_coeffs"].fill_(float("nan"))
-            env_of_step = self._slots["env_ids"][plan.slots].to(dev)
-            self.buffers["is_coeffs"][slots] = weights[env_of_step].view(-1, 1)
-            self.buffers["is_coeffs"][:n][stale.to(dev)] = 1.0
+            weights = truncated_importance_weights(self._count("env_steps"), self.is_coeff_cap).to(
+                dev
+            )
+            self._buf("is_coeffs").fill_(float("nan"))
+            env_of_step = self._slot("env_ids")[plan.slots].to(dev)
+            self._buf("is_coeffs")[slots] = weights[env_of_step].view(-1, 1)
+            self._buf("is_coeffs")[:n][stale.to(dev)] = 1.0
         self._plan = with_stale_sequences(
-            plan, stale, *(self._slots[k] for k in ("env_ids", "step_ids", "episode_starts"))
+            plan, stale, *(self._slot(k) for k in ("env_ids", "step_ids", "episode_starts"))
         )
 
     def _truncation(self, slots: Tensor, values: Tensor) -> Dict[str, Tensor]:
@@ -109,7 +124,7 @@ class VERLearning:
         step's own observation, ``V(s_t)`` for ``V(s_{t+1})`` (Sample
         Factory's choice; off by one step's change in value).
         """
-        cut = self._slots["truncated"][slots]
+        cut = self._slot("truncated")[slots]
         if not bool(cut.any()):
             return {}
         return dict(truncated=cut.to(values.device).view(-1, 1), truncation_values=values)
@@ -146,7 +161,7 @@ class VERLearning:
             if self.minibatch_mode == "ver"
             else range(num_mini_batch)
         )
-        hidden = self.buffers["recurrent_hidden_states"]
+        hidden = self._buf("recurrent_hidden_states")
         per_step = TensorDict((k, v) for k, v in self.buffers.items() if v is not hidden)
         for b in batch_order:
             layout = mb.pack_sequences(pieces[b].starts, pieces[b].lengths)

@@ -99,21 +99,21 @@ class VERStorage(VERLearning, Storage):
             with_is_coeffs=variable_experience,
         )
         # Bookkeeping stays on the CPU: it decides indices.
-        long, flag = dict(dtype=torch.int64), dict(dtype=torch.bool)
+        long, flag = torch.int64, torch.bool
         cap, n = self.capacity, self._num_envs
         self._slots = TensorDict(
-            env_ids=torch.full((cap,), -1, **long),
-            step_ids=torch.zeros(cap, **long),
-            episode_starts=torch.zeros(cap, **flag),
-            dones=torch.zeros(cap, **flag),
-            truncated=torch.zeros(cap, **flag),
-            learnable=torch.zeros(cap, **flag),
+            env_ids=torch.full((cap,), -1, dtype=long),
+            step_ids=torch.zeros(cap, dtype=long),
+            episode_starts=torch.zeros(cap, dtype=flag),
+            dones=torch.zeros(cap, dtype=flag),
+            truncated=torch.zeros(cap, dtype=flag),
+            learnable=torch.zeros(cap, dtype=flag),
         )
         self._counters = TensorDict(
-            num_slots=torch.zeros(1, **long),
-            pending_slot=torch.full((n,), -1, **long),
-            env_steps=torch.zeros(n, **long),
-            next_step_id=torch.zeros(n, **long),
+            num_slots=torch.zeros(1, dtype=long),
+            pending_slot=torch.full((n,), -1, dtype=long),
+            env_steps=torch.zeros(n, dtype=long),
+            next_step_id=torch.zeros(n, dtype=long),
         )
         self._plan: Optional[mb.SlotSequences] = None
 
@@ -125,26 +125,26 @@ class VERStorage(VERLearning, Storage):
     @property
     def env_steps(self) -> Tensor:
         """Learnable steps collected from each env this rollout. ``[N]``"""
-        return self._counters["env_steps"].clone()
+        return self._count("env_steps").clone()
 
     @property
     def steps_collected(self) -> int:
-        return int(self._counters["env_steps"].sum())
+        return int(self._count("env_steps").sum())
 
     @property
     def rollout_done(self) -> bool:
         """True once the rollout holds all its learnable steps."""
         if self.variable_experience:
             return self.steps_collected == self.num_steps * self._num_envs
-        return bool((self._counters["env_steps"] == self.num_steps).all())
+        return bool((self._count("env_steps") == self.num_steps).all())
 
     def has_pending(self, env_ids: Tensor) -> Tensor:
         """True for envs whose latest step still waits for its reward. ``[n]``"""
-        return self._counters["pending_slot"][env_ids.cpu()] >= 0
+        return self._count("pending_slot")[env_ids.cpu()] >= 0
 
     def _check_room(self, env_ids: Tensor, completing: Tensor) -> None:
         n = env_ids.numel()
-        if n == 0 or env_ids.unique().numel() != n:
+        if n == 0 or torch.unique(env_ids).numel() != n:
             raise ValueError(f"env_ids must be non-empty and unique; got {env_ids.tolist()}")
         if int(env_ids.min()) < 0 or int(env_ids.max()) >= self._num_envs:
             raise ValueError(f"env_ids must lie in [0, {self._num_envs}); got {env_ids.tolist()}")
@@ -156,7 +156,7 @@ class VERStorage(VERLearning, Storage):
                     f"rollout has room for {room}; insert fewer envs (check "
                     f"rollout_done / has_pending first)"
                 )
-        elif bool((self._counters["env_steps"][env_ids[completing]] >= self.num_steps).any()):
+        elif bool((self._count("env_steps")[env_ids[completing]] >= self.num_steps).any()):
             raise ValueError(
                 f"NoVER: an env in {env_ids.tolist()} already has "
                 f"numsteps={self.num_steps} steps this rollout"
@@ -209,11 +209,11 @@ class VERStorage(VERLearning, Storage):
         """
         env_ids = env_ids.cpu().long().view(-1)
         n = env_ids.numel()
-        pending = self._counters["pending_slot"][env_ids]
+        pending = self._count("pending_slot")[env_ids]
         self._check_room(env_ids, pending >= 0)
         starts = torch.logical_not(masks.cpu().bool().view(n))
         self._complete_pending(env_ids, pending, starts, rewards, truncated)
-        first = int(self._counters["num_slots"])
+        first = int(self._count("num_slots"))
         slots = torch.arange(first, first + n)
         if policy_version is None:
             policy_version = torch.full((n, 1), self.current_policy_version)
@@ -236,16 +236,16 @@ class VERStorage(VERLearning, Storage):
             slots,
             dict(
                 env_ids=env_ids,
-                step_ids=self._counters["next_step_id"][env_ids],
+                step_ids=self._count("next_step_id")[env_ids],
                 episode_starts=starts,
                 dones=no,
                 truncated=no.clone(),
                 learnable=no.clone(),
             ),
         )
-        self._counters["next_step_id"][env_ids] += 1
-        self._counters["pending_slot"][env_ids] = slots
-        self._counters["num_slots"] += n
+        self._count("next_step_id")[env_ids] += 1
+        self._count("pending_slot")[env_ids] = slots
+        self._count("num_slots").add_(n)
         return slots
 
     def _complete_pending(
@@ -264,13 +264,13 @@ class VERStorage(VERLearning, Storage):
             raise ValueError("insert: rewards are required for envs with a pending step")
         prev = pending[completing]
         got = rewards.view(-1, 1)[completing.to(rewards.device)]
-        self.buffers["rewards"][prev.to(self.device)] = got.to(self.device)
-        self._slots["dones"][prev] = starts[completing]
+        self._buf("rewards")[prev.to(self.device)] = got.to(self.device)
+        self._slot("dones")[prev] = starts[completing]
         if truncated is not None:
             cut = truncated.cpu().bool().view(-1)[completing]
-            self._slots["truncated"][prev] = cut & starts[completing]
-        self._slots["learnable"][prev] = True
-        self._counters["env_steps"][env_ids[completing]] += 1
+            self._slot("truncated")[prev] = cut & starts[completing]
+        self._slot("learnable")[prev] = True
+        self._count("env_steps")[env_ids[completing]] += 1
 
     def increment_policy_version(self) -> None:
         self.current_policy_version += 1
@@ -291,29 +291,29 @@ class VERStorage(VERLearning, Storage):
             The number of stale steps added.
         """
         batch = self.num_steps * self._num_envs
-        prev_n = int(previous._counters["num_slots"])
+        prev_n = int(previous._count("num_slots"))
         prev_learnable = reuse_order(
-            previous._slots["learnable"][:prev_n],
-            previous.buffers["is_stale"][:prev_n].view(-1).cpu(),
+            previous._slot("learnable")[:prev_n],
+            previous._buf("is_stale")[:prev_n].view(-1).cpu(),
         )
         plan = stale_fill_plan(self.steps_collected, batch, prev_learnable.numel())
         if plan.num_stale == 0:
             return 0
         src = prev_learnable[plan.reuse_indices]
-        first = int(self._counters["num_slots"])
+        first = int(self._count("num_slots"))
         dst = torch.arange(first, first + plan.num_stale)
         if dst.numel() and int(dst[-1]) >= self.capacity:
             raise RuntimeError("fill_stale: no room left in the buffer")
         self.buffers[dst.to(self.device)] = previous.buffers[src.to(previous.device)]
-        self.buffers["is_stale"][dst.to(self.device)] = True
+        self._buf("is_stale")[dst.to(self.device)] = True
         self._slots[dst] = previous._slots[src]
-        self._counters["num_slots"] += plan.num_stale
+        self._count("num_slots").add_(plan.num_stale)
         return plan.num_stale
 
     @property
     def num_stale(self) -> int:
         """Stale steps added by :meth:`fill_stale` to this rollout."""
-        return int(self.buffers["is_stale"].sum())
+        return int(self._buf("is_stale").sum())
 
     def after_update(self) -> None:
         """Starts the next rollout, carrying each env's pending step first."""
@@ -330,7 +330,7 @@ class VERStorage(VERLearning, Storage):
         """
         if (source.capacity, source.num_envs) != (self.capacity, self._num_envs):
             raise ValueError("continue_from: storages of different sizes")
-        pending = source._counters["pending_slot"]
+        pending = source._count("pending_slot")
         has = pending >= 0
         src = pending[has]
         k = src.numel()
@@ -338,17 +338,17 @@ class VERStorage(VERLearning, Storage):
         # Advanced indexing copies the rows first, so source may be self.
         self.buffers[dst.to(self.device)] = source.buffers[src.to(source.device)]
         self._slots[dst] = source._slots[src]
-        self._counters["next_step_id"][:] = source._counters["next_step_id"]
+        self._count("next_step_id")[:] = source._count("next_step_id")
         new_pending = torch.full_like(pending, -1)
         new_pending[has] = dst
-        self._counters["pending_slot"][:] = new_pending
+        self._count("pending_slot")[:] = new_pending
         for key in SENTINEL_KEYS:
-            self.buffers[key][k:] = float("nan")
-        self.buffers["is_stale"][:] = False
-        self._slots["env_ids"][k:] = -1
-        self._slots["learnable"][:] = False
-        self._counters["num_slots"][:] = k
-        self._counters["env_steps"][:] = 0
+            self._buf(key)[k:] = float("nan")
+        self._buf("is_stale")[:] = False
+        self._slot("env_ids")[k:] = -1
+        self._slot("learnable")[:] = False
+        self._count("num_slots")[:] = k
+        self._count("env_steps")[:] = 0
         self.current_policy_version = source.current_policy_version
         self._plan = None
 
