@@ -22,7 +22,7 @@ from typing import List, Optional
 
 import torch.distributed as dist
 
-from habitat_ver.distributed.ver_preemption import optimal_preemption_steps
+from habitat_ver.distributed.ver_preemption import PreemptionPlan, optimal_preemption_steps
 
 # Preemption policies a trainer can be configured with.
 PREEMPTION_POLICIES = ("none", "ddppo", "ver")
@@ -46,7 +46,7 @@ class VERPreemptionTracker:
         self._envs, self._num_steps = envs_per_rank, num_steps
         # S for the rollout being collected; None: collect every step.
         self.target: Optional[int] = None
-        self.last_plan = None
+        self.last_plan: Optional[PreemptionPlan] = None
 
     def publish(self, update: int, step_time: float, learn_time: float) -> None:
         """This rank's statistics of rollout ``update``.
@@ -74,10 +74,8 @@ class VERPreemptionTracker:
         stats = self._read_stats(update)
         step_times = [max(t, 1e-9) if math.isfinite(t) else 1e-9 for t, _ in stats]
         learn_time = min(lt for _, lt in stats)
-        self.last_plan = optimal_preemption_steps(
-            step_times, self._envs, self._num_steps, learn_time
-        )
-        self.target = self.last_plan.steps
+        plan = optimal_preemption_steps(step_times, self._envs, self._num_steps, learn_time)
+        self.last_plan, self.target = plan, plan.steps
         return self.target
 
     def should_preempt(self, update: int, new_steps: int) -> bool:

@@ -11,14 +11,14 @@ versions) so a read of a step nobody wrote is visible.
 
 import queue
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 import torch
 from gym import spaces
 from torch import Tensor
 
-from habitat_ver.system.shared_buffers import _action_buffer
+from habitat_ver.system.shared_buffers import _action_buffer, _share_memory
 
 
 @dataclass
@@ -65,7 +65,7 @@ class TrajectoryBuffers:
         num_steps: int,
         observation_space: spaces.Dict,
         action_space: spaces.Space,
-        hidden_shape: tuple,
+        hidden_shape: Tuple[int, ...],
     ) -> "TrajectoryBuffers":
         S, T = num_slots, num_steps
         actions = _action_buffer(S * (T + 1), action_space)
@@ -86,8 +86,7 @@ class TrajectoryBuffers:
             versions=torch.full((S, T), -1, dtype=torch.long),
             env_ids=torch.full((S,), -1, dtype=torch.long),
         )
-        for tensor in buffers.tensors():
-            tensor.share_memory_()
+        _share_memory(buffers.tensors())
         return buffers
 
     @property
@@ -98,7 +97,7 @@ class TrajectoryBuffers:
     def num_steps(self) -> int:
         return self.rewards.shape[1]
 
-    def tensors(self):
+    def tensors(self) -> Iterator[Tensor]:
         yield from self.observations.values()
         for name in (
             "masks",
@@ -127,7 +126,7 @@ class TrajectoryBuffers:
         self.versions[slot] = -1
         self.env_ids[slot] = -1
 
-    def batch(self, slots: List[int]) -> Dict[str, Tensor]:
+    def batch(self, slots: List[int]) -> Dict[str, Any]:
         """Copies of ``slots``, time-major: ``[T(+1), B, ...]``, hidden ``[B, ...]``."""
         index = torch.tensor(slots, dtype=torch.long)
 

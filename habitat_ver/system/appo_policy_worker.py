@@ -236,7 +236,8 @@ class PolicyWorker:
         traj.hidden[slots[first]] = hidden[first]
         self._hidden[ids] = out.rnn_hidden_states.cpu()
         self._prev_actions[ids] = out.actions.cpu().to(self._prev_actions.dtype)
-        return out.env_actions.cpu()
+        env_actions: Tensor = out.env_actions.cpu()
+        return env_actions
 
     def _record_episodes(self, ids: Tensor, rewards: Tensor, dones: Tensor, infos: Tensor) -> None:
         """Upstream's episode statistics (return, count, info metrics of each

@@ -260,7 +260,7 @@ class RolloutWorkerPool:
             )
             process.start()
             self._processes.append(process)
-        spaces = {}
+        spaces: Dict[int, Any] = {}
         while len(spaces) < len(chunks):
             _, w, payload = self.next_report(START_TIMEOUT_S)
             spaces[w] = payload
@@ -319,7 +319,7 @@ class RolloutWorkerPool:
         """
         while True:
             try:
-                report = self._reports.get(timeout=timeout)
+                report: Tuple[Any, int, Any] = self._reports.get(timeout=timeout)
             except queue.Empty:
                 dead = [w for w, p in enumerate(self._processes) if not p.is_alive()]
                 if dead:

@@ -11,7 +11,7 @@ and ends the worker.
 import enum
 import os
 import traceback
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 from gym import spaces
@@ -37,7 +37,7 @@ class Report(enum.IntEnum):
     HUNG = 5  # payload: seconds env i has been inside one step or reset so far
 
 
-def _as_dict(observation: Any) -> dict:
+def _as_dict(observation: Any) -> Dict[str, Any]:
     # habitat's EnvObsDictWrapper convention: a bare array becomes {"obs": ...}.
     return observation if isinstance(observation, dict) else {"obs": observation}
 

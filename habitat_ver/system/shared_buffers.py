@@ -10,7 +10,7 @@ read of a row nobody wrote yet is visible.
 """
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -30,6 +30,13 @@ def _action_buffer(num_envs: int, action_space: spaces.Space) -> Tensor:
     raise ValueError(
         f"action space {action_space} is not supported by the VER system: use Discrete or Box"
     )
+
+
+def _share_memory(tensors: Iterable[Tensor]) -> None:
+    """Moves ``tensors`` into shared memory, in place."""
+    for tensor in tensors:
+        # torch leaves Tensor.share_memory_ unannotated.
+        tensor.share_memory_()  # type: ignore[no-untyped-call]
 
 
 @dataclass
@@ -68,18 +75,17 @@ class EnvSharedBuffers:
             actions=_action_buffer(num_envs, action_space),
             infos=torch.full((num_envs, MAX_INFO_SCALARS), float("nan")),
         )
-        for tensor in buffers.tensors():
-            tensor.share_memory_()
+        _share_memory(buffers.tensors())
         return buffers
 
-    def tensors(self):
+    def tensors(self) -> Iterator[Tensor]:
         yield from self.observations.values()
         yield self.rewards
         yield self.dones
         yield self.actions
         yield self.infos
 
-    def observation_dicts(self) -> List[Dict[str, np.ndarray]]:
+    def observation_dicts(self) -> List[Dict[str, "np.ndarray[Any, Any]"]]:
         """Every env's latest observation, as habitat's VectorEnv returns them."""
         num_envs = self.rewards.shape[0]
         return [{k: v[i].numpy() for k, v in self.observations.items()} for i in range(num_envs)]
@@ -87,7 +93,7 @@ class EnvSharedBuffers:
     def write_step(
         self,
         index: int,
-        observation: Dict,
+        observation: Dict[str, Any],
         reward: float,
         done: bool,
         info_values: Optional[List[float]] = None,

@@ -25,7 +25,8 @@ import functools
 import os
 import time
 import traceback
-from typing import Any, Callable, List, Sequence, Set, Tuple
+import types
+from typing import Any, Callable, List, Sequence, Set, Tuple, cast
 
 from habitat import VectorEnv
 from habitat.core.vector_env import CLOSE_COMMAND
@@ -77,7 +78,7 @@ class GuardedVectorEnv(VectorEnv):
     def __init__(
         self,
         make_env_fn: Callable[..., Any],
-        env_fn_args: Sequence[Tuple],
+        env_fn_args: Sequence[Tuple[Any, ...]],
         describe: Callable[[int], str] = str,
         hang_warning_s: float = DEFAULT_HANG_WARNING_S,
         **kwargs: Any,
@@ -95,10 +96,10 @@ class GuardedVectorEnv(VectorEnv):
     # ---------------------------------------------------------------- hooks
     @staticmethod
     def _worker_env(
-        connection_read_fn: Callable,
-        connection_write_fn: Callable,
-        env_fn: Callable,
-        env_fn_args: Tuple,
+        connection_read_fn: Callable[[], Any],
+        connection_write_fn: Callable[[Any], None],
+        env_fn: Callable[..., Any],
+        env_fn_args: Tuple[Any, ...],
         auto_reset_done: bool,
         mask_signals: bool = False,
         child_pipe: Any = None,
@@ -123,10 +124,13 @@ class GuardedVectorEnv(VectorEnv):
             if child_pipe is not None:
                 child_pipe.close()
 
-    def _spawn_workers(self, env_fn_args: Sequence[Tuple], *args: Any, **kwargs: Any) -> Any:
+    def _spawn_workers(
+        self, env_fn_args: Sequence[Tuple[Any, ...]], *args: Any, **kwargs: Any
+    ) -> Any:
         read_fns, write_fns = super()._spawn_workers(env_fn_args, *args, **kwargs)
         for read_fn, write_fn, worker in zip(read_fns, write_fns, self._workers):
-            connection = read_fn.read_fn.__self__  # upstream reads with conn.recv
+            # Upstream reads with conn.recv but types read_fn as a plain Callable.
+            connection = cast(types.MethodType, read_fn.read_fn).__self__
             read_fn.read_fn = functools.partial(self._receive, read_fn.rank, connection)
             # Kept here whatever pause_at() does with upstream's lists.
             self._every_pipe.append((read_fn, write_fn, connection, worker))

@@ -17,7 +17,7 @@ import os
 import queue
 import time
 import traceback
-from typing import Any, Callable, Deque, Dict, List, Optional, Sequence
+from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 from habitat import logger
 from torch import Tensor
@@ -28,6 +28,9 @@ from habitat_ver.system.shared_buffers import EnvSharedBuffers
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
 
 START_TIMEOUT_S = 300.0
+
+# What a worker puts on the report queue: (kind, env id, payload).
+_Report = Tuple[Report, int, Any]
 
 
 # Seconds a worker has to exit after its CLOSE before it is killed.
@@ -145,15 +148,15 @@ class EnvWorkerPool:
             )
             process.start()
             self._processes.append(process)
-        spaces = {}
+        spaces: Dict[int, Any] = {}
         while len(spaces) < self.num_envs:
             kind, index, payload = self._get_report(START_TIMEOUT_S)
             spaces[index] = payload
         return spaces[0]
 
-    def _get_report(self, timeout: Optional[float]) -> Any:
+    def _get_report(self, timeout: Optional[float]) -> _Report:
         try:
-            report = self._reports.get(timeout=timeout)
+            report: _Report = self._reports.get(timeout=timeout)
         except queue.Empty:
             dead = [i for i, p in enumerate(self._processes) if not p.is_alive()]
             if dead:
@@ -168,25 +171,35 @@ class EnvWorkerPool:
     def _set_info_names(self, index: int, names: List[str]) -> None:
         self.info_names[index] = names
 
-    def _next_ready(self, timeout: Optional[float], block: bool) -> Optional[int]:
-        """The next READY env id from the report queue (None when empty)."""
+    def _next_ready(self, timeout: Optional[float]) -> int:
+        """The next READY env id from the report queue, waiting up to ``timeout``."""
         while True:
-            if block:
-                report = self._get_report(timeout)
-            else:
-                try:
-                    report = self._reports.get_nowait()
-                except queue.Empty:
-                    return None
-                if report[0] == Report.FAILED:
-                    self._fail(report[1], report[2])
-            if report[0] == Report.INFO_NAMES:
-                self._set_info_names(report[1], report[2])
-                continue
-            if report[0] == Report.HUNG:
-                warn_hung(report[1], self._describe(report[1]), report[2], self._hang_warning_s)
-                continue
-            return report[1]
+            index = self._handle_report(self._get_report(timeout))
+            if index is not None:
+                return index
+
+    def _poll_ready(self) -> Optional[int]:
+        """The next READY env id already in the report queue (None when empty)."""
+        while True:
+            try:
+                report: _Report = self._reports.get_nowait()
+            except queue.Empty:
+                return None
+            if report[0] == Report.FAILED:
+                self._fail(report[1], report[2])
+            index = self._handle_report(report)
+            if index is not None:
+                return index
+
+    def _handle_report(self, report: _Report) -> Optional[int]:
+        """The report's env id, or None for reports handled here (info names, hangs)."""
+        if report[0] == Report.INFO_NAMES:
+            self._set_info_names(report[1], report[2])
+            return None
+        if report[0] == Report.HUNG:
+            warn_hung(report[1], self._describe(report[1]), report[2], self._hang_warning_s)
+            return None
+        return report[1]
 
     def _fail(self, index: int, details: str) -> None:
         self.close()
@@ -253,13 +266,13 @@ class EnvWorkerPool:
         """
         if not self._serial:
             if not self._ready:
-                self._ready.append(self._next_ready(timeout, block=True))
-            while (index := self._next_ready(None, block=False)) is not None:
+                self._ready.append(self._next_ready(timeout))
+            while (index := self._poll_ready()) is not None:
                 self._ready.append(index)
             deadline = time.monotonic() + max_wait_s
             while len(self._ready) < min_batch and (left := deadline - time.monotonic()) > 0:
                 try:
-                    self._ready.append(self._next_ready(left, block=True))
+                    self._ready.append(self._next_ready(left))
                 except queue.Empty:
                     break
         if not self._ready:

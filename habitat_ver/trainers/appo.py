@@ -96,6 +96,7 @@ class AppoTrainer(HabitatVerTrainer):
         if not isinstance(self.envs, RolloutWorkerPool):
             return super()._create_agent(resume_state, **kwargs)  # evaluation
         self._create_obs_transforms()
+        assert self._env_spec is not None, "_init_envs sets the env spec"
         return AppoAgentAccessMgr(
             config=self.config,
             env_spec=self._env_spec,
@@ -135,6 +136,7 @@ class AppoTrainer(HabitatVerTrainer):
         """First collection (after a resume restored the weights): publish
         and let the policy worker act on the reset envs."""
         worker = self._policy_worker
+        assert worker is not None, "_init_train builds the policy worker"
         worker.publish(self._agent.actor_critic.state_dict(), self.num_updates_done)
         worker.start(self._rollout_workers.all_groups())
 
@@ -142,6 +144,7 @@ class AppoTrainer(HabitatVerTrainer):
         """Wait for ``batch_trajectories`` complete trajectories no older than
         ``max_policy_lag``; returns the env steps they (and dropped ones) hold."""
         worker = self._policy_worker
+        assert worker is not None, "_init_train builds the policy worker"
         if worker.version < 0:
             self._start_sampling()
         T, version = self._trajectories.num_steps, self.num_updates_done
@@ -164,6 +167,8 @@ class AppoTrainer(HabitatVerTrainer):
 
     # -------------------------------------------------------------- learning
     def _update_agent(self) -> Dict[str, float]:
+        worker = self._policy_worker
+        assert worker is not None, "_init_train builds the policy worker"
         slots, self._batch_slots = self._batch_slots, []
         batch = self._trajectories.batch(slots)
         self._slots.give_back(slots)
@@ -171,9 +176,7 @@ class AppoTrainer(HabitatVerTrainer):
         self._agent.train()
         losses = self._agent.updater.update(TrajectoryBatch(batch, self.device, self._transform))
         self._agent.eval()
-        self._policy_worker.publish(
-            self._agent.actor_critic.state_dict(), self.num_updates_done + 1
-        )
+        worker.publish(self._agent.actor_critic.state_dict(), self.num_updates_done + 1)
         self._agent.after_update()
         mean_lag, max_lag = float(lag.mean()), float(lag.max())
         self.policy_lag.append((mean_lag, max_lag))
@@ -182,7 +185,7 @@ class AppoTrainer(HabitatVerTrainer):
                 "system/policy_lag/mean": mean_lag,
                 "system/policy_lag/max": max_lag,
                 "system/dropped_trajectories": float(self._dropped),
-                "system/nonfinite_rewards": float(self._policy_worker.nonfinite_rewards.count),
+                "system/nonfinite_rewards": float(worker.nonfinite_rewards.count),
             }
         )
         if (self.num_updates_done + 1) % self.config.habitat_baselines.log_interval == 0:

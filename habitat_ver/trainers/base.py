@@ -22,7 +22,7 @@ import contextlib
 import os
 import time
 from collections import deque
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import torch
 from habitat import logger
@@ -74,7 +74,7 @@ class HabitatVerTrainer(PPOTrainer):
     # habitat_baselines.distrib_preemption.policy: what "auto" means here,
     # and the policies this trainer implements.
     DEFAULT_PREEMPTION = "none"
-    SUPPORTED_PREEMPTION = ("none",)
+    SUPPORTED_PREEMPTION: Tuple[str, ...] = ("none",)
 
     def __init__(self, config: Any = None):
         config = self.adapt_config(config)

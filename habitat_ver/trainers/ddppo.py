@@ -11,7 +11,7 @@ Stepping is upstream's (``_compute_actions_and_step_envs``,
 stop signals and progress are :class:`~habitat_ver.trainers.base.HabitatVerTrainer`'s.
 """
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import torch
 from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
@@ -25,7 +25,7 @@ class DDPPOTrainer(HabitatVerTrainer):
     """SyncOnRL + DD-PPO, registered as ``ddppo``."""
 
     DEFAULT_PREEMPTION = "ddppo"
-    SUPPORTED_PREEMPTION = ("none", "ddppo")
+    SUPPORTED_PREEMPTION: Tuple[str, ...] = ("none", "ddppo")
 
     def __init__(self, config: Any = None):
         super().__init__(config)

@@ -92,6 +92,7 @@ class VERTrainer(DDPPOTrainer):
         if self._pool is None or self.envs is not self._pool:
             return super()._create_agent(resume_state, **kwargs)  # evaluation
         self._create_obs_transforms()
+        assert self._env_spec is not None, "_init_envs sets the env spec"
         return VERAgentAccessMgr(
             config=self.config,
             env_spec=self._env_spec,

@@ -101,7 +101,9 @@ class PPOUpdater(PPO):
       diagnostics, ``system/stale_fraction`` and ``system/policy_lag/{min,mean,max}``.
     """
 
-    entropy_coef: Union[float, LearnedEntropyCoefficient]
+    # Replaces upstream's Lagrange coefficient, which is not a base of ours;
+    # every upstream method that reads it (update, after_step) is overridden.
+    entropy_coef: Union[float, LearnedEntropyCoefficient]  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -390,7 +392,9 @@ class PPOUpdater(PPO):
             state[ENTROPY_COEF_STATE_KEY] = self.entropy_coef.get_state()
         return state
 
-    def load_state_dict(self, state: Dict[str, Any]) -> None:
+    # Upstream's Updater contract; upstream's PPO already clashes with
+    # nn.Module.load_state_dict, which it also inherits.
+    def load_state_dict(self, state: Dict[str, Any]) -> None:  # type: ignore[override]
         """Upstream's contract (optimiser state) plus the learned coefficient."""
         super().load_state_dict(state)
         if (
