@@ -52,7 +52,7 @@ UPSTREAM_PRIVATE: Tuple[UpstreamName, ...] = (
     UpstreamName(PPO_TRAINER, "_get_resume_state_config_or_new_config", "hook", "trainers/base"),
     UpstreamName(PPO_TRAINER, "_compute_actions_and_step_envs", "call", "trainers/ddppo"),
     UpstreamName(PPO_TRAINER, "_training_log", "call", "trainers/base, learning_curve"),
-    UpstreamName(PPO_TRAINER, "_create_obs_transforms", "call", "trainers/ver"),
+    UpstreamName(PPO_TRAINER, "_create_obs_transforms", "call", "trainers/base"),
     UpstreamName(PPO_TRAINER, "_should_save_resume_state", "call", "trainers/base"),
     UpstreamName(PPO_TRAINER, "_agent", "state", "trainers/*"),
     UpstreamName(PPO_TRAINER, "_ppo_cfg", "state", "trainers/base, ddppo, ver, appo"),

@@ -95,18 +95,7 @@ class AppoTrainer(HabitatVerTrainer):
         """Training: the trajectory slots as storage, V-trace targets."""
         if not isinstance(self.envs, RolloutWorkerPool):
             return super()._create_agent(resume_state, **kwargs)  # evaluation
-        self._create_obs_transforms()
-        assert self._env_spec is not None, "_init_envs sets the env spec"
-        return AppoAgentAccessMgr(
-            config=self.config,
-            env_spec=self._env_spec,
-            is_distrib=self._is_distributed,
-            device=self.device,
-            resume_state=resume_state,
-            num_envs=self.envs.num_envs,
-            percent_done_fn=self.percent_done,
-            **kwargs,
-        )
+        return self._agent_with_own_storage(AppoAgentAccessMgr, resume_state, **kwargs)
 
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:
         if self.config.habitat_baselines.rl.ddppo.force_distributed or self._is_distributed:

@@ -249,6 +249,23 @@ class HabitatVerTrainer(PPOTrainer):
             return self._stop_agreed
         return stop_signals.stop_requested_locally()
 
+    def _agent_with_own_storage(self, manager_cls: Any, resume_state: Any, **kwargs: Any) -> Any:
+        """Hook helper for ``_create_agent``: an agent manager of ``manager_cls``
+        (an upstream ``SingleAgentAccessMgr`` subclass that builds our storage)
+        on the training envs, as upstream's ``_create_agent`` builds its own."""
+        self._create_obs_transforms()
+        assert self._env_spec is not None, "_init_envs sets the env spec"
+        return manager_cls(
+            config=self.config,
+            env_spec=self._env_spec,
+            is_distrib=self._is_distributed,
+            device=self.device,
+            resume_state=resume_state,
+            num_envs=self.envs.num_envs,
+            percent_done_fn=self.percent_done,
+            **kwargs,
+        )
+
     def _learn(self, steps: int) -> Dict[str, float]:
         start = time.monotonic()
         losses = self._update_agent()

@@ -91,18 +91,7 @@ class VERTrainer(DDPPOTrainer):
     def _create_agent(self, resume_state: Any, **kwargs: Any) -> Any:
         if self._pool is None or self.envs is not self._pool:
             return super()._create_agent(resume_state, **kwargs)  # evaluation
-        self._create_obs_transforms()
-        assert self._env_spec is not None, "_init_envs sets the env spec"
-        return VERAgentAccessMgr(
-            config=self.config,
-            env_spec=self._env_spec,
-            is_distrib=self._is_distributed,
-            device=self.device,
-            resume_state=resume_state,
-            num_envs=self.envs.num_envs,
-            percent_done_fn=self.percent_done,
-            **kwargs,
-        )
+        return self._agent_with_own_storage(VERAgentAccessMgr, resume_state, **kwargs)
 
     # ------------------------------------------------------------ collection
     def _record_episodes(
