@@ -21,7 +21,13 @@ PACKAGES = ("habitat_ver", "hydra_plugins")
 FORBIDDEN = {
     "habitat_ver.algo": ("habitat_ver.trainers", "habitat_ver.distributed"),
     "habitat_ver.storage": ("habitat_ver.trainers", "habitat_ver.distributed"),
-    "habitat_ver.system": ("habitat_ver.trainers", "habitat_ver.distributed"),
+    # system/ runs processes and buffers: the learning math stays out of it.
+    "habitat_ver.system": (
+        "habitat_ver.trainers",
+        "habitat_ver.distributed",
+        "habitat_ver.algo",
+        "habitat_ver.updaters",
+    ),
 }
 
 
