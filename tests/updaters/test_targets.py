@@ -1,7 +1,5 @@
 """The PPO updater's targets step: V-trace for appo through the shared loop."""
 
-import math
-
 import numpy as np
 import pytest
 import torch
@@ -25,38 +23,10 @@ T, B = 3, 2
 GAMMA, RHO_BAR, C_BAR = 0.9, 1.0, 0.8
 
 
-def _loop_vtrace(mu, pi, r, v, d, boot):
-    """IMPALA eq. 1 as an explicit sum, cut at episode ends (floats, loops)."""
-    vs = [[0.0] * B for _ in range(T)]
-    adv = [[0.0] * B for _ in range(T)]
-
-    def ratio(t, n):
-        return math.exp(pi[t][n] - mu[t][n])
-
-    def value(t, n):
-        return boot[n] if t == T else v[t][n]
-
-    for n in range(B):
-        for s in range(T):
-            total, trace = v[s][n], 1.0
-            for t in range(s, T):
-                nd = 0.0 if d[t][n] else 1.0
-                delta = min(RHO_BAR, ratio(t, n)) * (
-                    r[t][n] + GAMMA * nd * value(t + 1, n) - v[t][n]
-                )
-                total += GAMMA ** (t - s) * trace * delta
-                if d[t][n]:
-                    break
-                trace *= min(C_BAR, ratio(t, n))
-            vs[s][n] = total
-        for s in range(T):
-            nd = 0.0 if d[s][n] else 1.0
-            nxt = boot[n] if s == T - 1 else vs[s + 1][n]
-            adv[s][n] = min(RHO_BAR, ratio(s, n)) * (r[s][n] + GAMMA * nd * nxt - v[s][n])
-    return torch.tensor(vs), torch.tensor(adv)
-
-
-def test_vtrace_targets_equal_the_loop_reference_on_the_current_values():
+def test_vtrace_targets_are_vtrace_of_the_current_values():
+    # algo.vtrace equals IMPALA's explicit loop (tests/algo/test_vtrace.py); here:
+    # the step feeds it the current critic, its bootstrap row and the behaviour
+    # log-probs, and hands the losses the T learnt steps.
     g = torch.Generator().manual_seed(3)
     values = torch.randn(T + 1, B, 1, generator=g)  # current critic, bootstrap row last
     log_probs = -torch.rand(T + 1, B, 1, generator=g)
@@ -75,16 +45,11 @@ def test_vtrace_targets_equal_the_loop_reference_on_the_current_values():
     out_values, out_log_probs, out_entropy = step.on_minibatch(
         batch, values.reshape(-1, 1), log_probs.reshape(-1, 1), entropy.reshape(-1, 1)
     )
-    ref_vs, ref_adv = _loop_vtrace(
-        behaviour[..., 0].tolist(),
-        log_probs[:-1, :, 0].tolist(),
-        rewards[..., 0].tolist(),
-        values[:-1, :, 0].tolist(),
-        dones[..., 0].tolist(),
-        values[-1, :, 0].tolist(),
+    ref = vtrace(
+        behaviour, log_probs[:-1], rewards, values[:-1], dones, values[-1], GAMMA, RHO_BAR, C_BAR
     )
-    torch.testing.assert_close(batch["returns"], ref_vs.reshape(T * B, 1))
-    torch.testing.assert_close(batch["advantages"], ref_adv.reshape(T * B, 1))
+    torch.testing.assert_close(batch["returns"], ref.vs.reshape(T * B, 1))
+    torch.testing.assert_close(batch["advantages"], ref.pg_advantages.reshape(T * B, 1))
     # The losses see the T learnt steps, time-major like action_log_probs.
     assert torch.equal(out_values, values[:-1].reshape(T * B, 1))
     assert torch.equal(out_log_probs, log_probs[:-1].reshape(T * B, 1))
