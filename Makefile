@@ -16,6 +16,10 @@ SIM_STAMP := $(VENV)/.habitat-sim-installed
 DEMO_CONFIG ?= doom/ver_defend_the_center
 DEMO_ARGS ?= habitat_baselines.total_num_steps=40000
 PYTEST_ARGS ?=
+# Every install step and test session prints its wall and CPU time, and each
+# session its slowest tests, so CI logs show where the time goes.
+TIMED := .ci/timed
+DURATIONS := --durations=15
 
 .PHONY: demo test test-fast test-py39 install clean
 
@@ -32,12 +36,12 @@ SOURCES := $(shell find habitat_ver hydra_plugins configs -name '*.py' -o -name 
 EDITABLE := -e '.[test]' --config-settings editable_mode=strict
 
 $(STAMP): $(PY) pyproject.toml setup.py $(SOURCES)
-	$(PY) -m pip install --quiet $(EDITABLE)
+	$(TIMED) "install: habitat-ver into $(VENV)" $(PY) -m pip install --quiet $(EDITABLE)
 	touch $(STAMP)
 
 # Once per venv (and again when the wheel changes); a no-op without a wheel.
 $(SIM_STAMP): $(STAMP) $(wildcard $(HABITAT_SIM_DIR)/habitat_sim-*.whl)
-	.ci/install_habitat_sim.sh $(PY) $(HABITAT_SIM_DIR)
+	$(TIMED) "install: habitat-sim" .ci/install_habitat_sim.sh $(PY) $(HABITAT_SIM_DIR)
 	touch $(SIM_STAMP)
 
 install: $(STAMP) $(SIM_STAMP)
@@ -53,26 +57,48 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-# Two sessions: everything but `sim` in forced sim-free mode (tests/conftest.py),
-# then the `sim` tests with the real habitat-sim in the test process (skipped
-# where it is not installed); then the fast suite on Python 3.9.
+# Sessions (README, "Tests"): everything but `sim` in forced sim-free mode
+# (tests/conftest.py), in two runs: the in-process tests, then the `multiproc`
+# ones, always one at a time (they kill, hang and signal processes and wait on
+# their exits); then the `sim` tests with the real habitat-sim (skipped where it
+# is not installed); then Python 3.9.  TEST_WORKERS=N runs the in-process, sim
+# and 3.9 tests N at a time (pytest-xdist); 0, the default, runs each in one
+# process: on 2 shared cores we could not yet show that 2 workers are faster.
 SIM_TEST_ENV := HABITAT_SIM_TEST_ASSETS=$(HABITAT_SIM_DIR)/data/test_assets
+TEST_WORKERS ?= 0
+PYTEST := -m pytest -q $(DURATIONS)
+XDIST := -n $(TEST_WORKERS) --dist worksteal
 
 test: lint $(STAMP) $(SIM_STAMP)
-	$(SIM_TEST_ENV) $(PY) -m pytest -q -m "not sim" $(PYTEST_ARGS)
-	$(SIM_TEST_ENV) HABITAT_VER_SIM_FREE=0 $(PY) -m pytest -q -m sim $(PYTEST_ARGS)
+	$(SIM_TEST_ENV) $(TIMED) "test: not sim, in-process" \
+		$(PY) $(PYTEST) $(XDIST) -m "not sim and not multiproc" $(PYTEST_ARGS)
+	$(SIM_TEST_ENV) $(TIMED) "test: not sim, multiproc" \
+		$(PY) $(PYTEST) -m "not sim and multiproc" $(PYTEST_ARGS)
+	$(SIM_TEST_ENV) HABITAT_VER_SIM_FREE=0 $(TIMED) "test: sim" \
+		$(PY) $(PYTEST) $(XDIST) -m sim $(PYTEST_ARGS)
 	$(MAKE) test-py39
 
 test-fast: $(STAMP) $(SIM_STAMP)
-	$(SIM_TEST_ENV) $(PY) -m pytest -q -m "not slow and not sim" $(PYTEST_ARGS)
-	$(SIM_TEST_ENV) HABITAT_VER_SIM_FREE=0 $(PY) -m pytest -q -m "sim and not slow" $(PYTEST_ARGS)
+	$(SIM_TEST_ENV) $(TIMED) "test-fast: not sim, in-process" \
+		$(PY) $(PYTEST) $(XDIST) -m "not slow and not sim and not multiproc" $(PYTEST_ARGS)
+	$(SIM_TEST_ENV) $(TIMED) "test-fast: not sim, multiproc" \
+		$(PY) $(PYTEST) -m "not slow and not sim and multiproc" $(PYTEST_ARGS)
+	$(SIM_TEST_ENV) HABITAT_VER_SIM_FREE=0 $(TIMED) "test-fast: sim" \
+		$(PY) $(PYTEST) $(XDIST) -m "sim and not slow" $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) $(VENV39) build dist *.egg-info outputs
 
-# Python 3.9, the version habitat-lab's own conda instructions use: the fast
-# suite in its own venv, on the oldest torch we support (.ci/py39-constraints.txt),
-# so the lower bounds in pyproject.toml stay tested.  pyenv's shim needs
+# Python 3.9, the version habitat-lab's own conda instructions use, in its own
+# venv on the oldest torch we support (.ci/py39-constraints.txt), so the lower
+# bounds in pyproject.toml stay tested.  Its job is syntax and those lower
+# bounds, so it runs the in-process fast suite: every module imports
+# (tests/test_every_module_imports.py), every config composes, the torch math,
+# storages, policies and checkpoints, and real short training runs of every
+# trainer with their env worker processes.  Left to 3.11: the `slow` learning
+# checks and the `multiproc` tests (process faults, kills, signals, 2-rank
+# torchrun), which test our process handling, not the 3.9 stdlib or old torch,
+# and spend most of their time waiting on process exits.  pyenv's shim needs
 # PYENV_VERSION to expose python3.9 when the global version is 3.11.
 PYTHON39 ?= python3.9
 VENV39 ?= .venv39
@@ -85,8 +111,10 @@ $(PY39):
 	$(PY39) -m pip install --quiet --upgrade pip 'setuptools>=68' wheel
 
 $(STAMP39): $(PY39) pyproject.toml setup.py .ci/py39-constraints.txt $(SOURCES)
-	$(PY39) -m pip install --quiet -c .ci/py39-constraints.txt $(EDITABLE)
+	$(TIMED) "install: habitat-ver into $(VENV39)" \
+		$(PY39) -m pip install --quiet -c .ci/py39-constraints.txt $(EDITABLE)
 	touch $(STAMP39)
 
 test-py39: $(STAMP39)
-	$(PY39) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+	$(TIMED) "test-py39: in-process, not slow" \
+		$(PY39) $(PYTEST) $(XDIST) -m "not slow and not multiproc" $(PYTEST_ARGS)
