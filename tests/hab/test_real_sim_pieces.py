@@ -5,19 +5,16 @@ fridge URDF opening and closing as an articulated object."""
 import itertools
 import os
 
-import gym.spaces as spaces
 import numpy as np
 import pytest
 import torch
-from habitat.core.spaces import ActionSpace, EmptySpace
 from habitat_baselines.common.tensor_dict import TensorDict
-from habitat_baselines.config.default_structured_configs import HrlDefinedSkillConfig
-from habitat_baselines.rl.ppo.policy import PolicyActionData
 from omegaconf import OmegaConf
 
 from habitat_ver.skills.geodesic import TargetStartGeodesicSensor, geodesic_distances
-from habitat_ver.skills.nav import VERNavSkill
 from habitat_ver.skills.stop_mask import NO_STOP
+
+from .conftest import make_nav_skill
 
 pytestmark = pytest.mark.sim
 
@@ -75,41 +72,6 @@ def point_pairs(simple_room):
             geodesic = float(geodesic_distances(pathfinder, points[i], points[j : j + 1])[0])
             pairs.append((points[i], points[j], straight, geodesic))
     return pairs
-
-
-class AlwaysStop(torch.nn.Module):
-    """Stands in for the skill's network: drive and stop = +1."""
-
-    class net:  # noqa: N801 - the attribute NnSkillPolicy reads
-        num_recurrent_layers = 1
-
-    def act(self, observations, rnn_hidden_states, prev_actions, masks, deterministic=False):
-        actions = torch.tensor([[1.0, 0.0, 1.0]]).repeat(masks.shape[0], 1)
-        return PolicyActionData(actions=actions, rnn_hidden_states=rnn_hidden_states)
-
-
-def _nav_skill(geodesic: bool) -> VERNavSkill:
-    full = ActionSpace(
-        {
-            "arm_action": spaces.Dict(
-                {"arm_action": spaces.Box(-1, 1, (7,)), "grip_action": spaces.Box(-1, 1, (1,))}
-            ),
-            "base_velocity": spaces.Dict({"base_vel": spaces.Box(-20, 20, (2,))}),
-            "rearrange_stop": EmptySpace(),
-        }
-    )
-    skill_actions = ActionSpace({k: full[k] for k in ("base_velocity", "rearrange_stop")})
-    config = OmegaConf.merge(
-        OmegaConf.structured(HrlDefinedSkillConfig),
-        {
-            "skill_name": "VERNavSkill",
-            "reset_joint_state": [],
-            "skill_data": {"max_stop_distance": 2.0, "geodesic_stop_mask": geodesic},
-        },
-    )
-    box = spaces.Box(np.float32(-1e9), np.float32(1e9), (2,), np.float32)
-    obs_space = spaces.Dict({"goal_to_agent_gps_compass": box})
-    return VERNavSkill(AlwaysStop(), config, full, obs_space, skill_actions, 1)
 
 
 class StandInRearrangeSim:
@@ -183,8 +145,8 @@ def test_stop_is_masked_by_geodesic_not_straight_distance(simple_room, point_pai
         task = type("Task", (), {"get_n_targets": lambda self: 1})()
         sensor = TargetStartGeodesicSensor(sim=sim, task=task, config=OmegaConf.create({}))
         geodesic_obs = sensor.get_observation(observations={}, episode=None, task=task)
-        geodesic_stop = _stop_after_mask(_nav_skill(geodesic=True), straight, geodesic_obs)
-        straight_stop = _stop_after_mask(_nav_skill(geodesic=False), straight, geodesic_obs)
+        geodesic_stop = _stop_after_mask(make_nav_skill(geodesic=True), straight, geodesic_obs)
+        straight_stop = _stop_after_mask(make_nav_skill(geodesic=False), straight, geodesic_obs)
         assert geodesic_stop == (NO_STOP if geodesic_obs[0] > 2.0 else 1.0)
         assert straight_stop == (NO_STOP if straight > 2.0 else 1.0)
     # The "around" pair is where the two differ: only the geodesic mask holds stop back.

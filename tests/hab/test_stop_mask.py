@@ -1,17 +1,12 @@
 """The navigation skill's stop is masked beyond max_stop_distance (paper: 2 m)."""
 
-import gym.spaces as spaces
-import numpy as np
 import pytest
 import torch
-from habitat.core.spaces import ActionSpace, EmptySpace
 from habitat_baselines.common.tensor_dict import TensorDict
-from habitat_baselines.rl.ppo.policy import PolicyActionData
-from omegaconf import OmegaConf
-from habitat_baselines.config.default_structured_configs import HrlDefinedSkillConfig
 
-from habitat_ver.skills.nav import VERNavSkill
 from habitat_ver.skills.stop_mask import NO_STOP, mask_stop
+
+from .conftest import make_nav_skill
 
 
 def test_mask_stop_by_distance():
@@ -27,42 +22,6 @@ def test_mask_stop_by_distance():
 def test_mask_stop_refuses_a_non_positive_distance():
     with pytest.raises(ValueError, match="max_stop_distance=0.0 must be > 0"):
         mask_stop(torch.ones(1), torch.ones(1), 0.0)
-
-
-class AlwaysStop(torch.nn.Module):
-    """Stands in for the skill's network: full speed ahead and stop = +1."""
-
-    class net:  # noqa: N801 - the attribute NnSkillPolicy reads
-        num_recurrent_layers = 1
-
-    def act(self, observations, rnn_hidden_states, prev_actions, masks, deterministic=False):
-        self.seen_goal = observations["goal_to_agent_gps_compass"].clone()
-        actions = torch.tensor([[1.0, 0.0, 1.0]]).repeat(masks.shape[0], 1)
-        return PolicyActionData(actions=actions, rnn_hidden_states=rnn_hidden_states)
-
-
-def make_skill(batch_size, max_stop_distance=2.0):
-    full = ActionSpace(
-        {
-            "arm_action": spaces.Dict(
-                {"arm_action": spaces.Box(-1, 1, (7,)), "grip_action": spaces.Box(-1, 1, (1,))}
-            ),
-            "base_velocity": spaces.Dict({"base_vel": spaces.Box(-20, 20, (2,))}),
-            "rearrange_stop": EmptySpace(),
-        }
-    )
-    skill_actions = ActionSpace({k: full[k] for k in ("base_velocity", "rearrange_stop")})
-    config = OmegaConf.merge(
-        OmegaConf.structured(HrlDefinedSkillConfig),
-        {
-            "skill_name": "VERNavSkill",
-            "reset_joint_state": [],
-            "skill_data": {"max_stop_distance": max_stop_distance},
-        },
-    )
-    box = spaces.Box(np.float32(-1e9), np.float32(1e9), (2,), np.float32)
-    obs_space = spaces.Dict({"goal_to_agent_gps_compass": box})
-    return VERNavSkill(AlwaysStop(), config, full, obs_space, skill_actions, batch_size)
 
 
 def polar_observations(distances_by_env, target):
@@ -82,7 +41,7 @@ def polar_observations(distances_by_env, target):
 
 @pytest.mark.parametrize("distance, stops", [(1.9, True), (2.1, False)])
 def test_nav_skill_stops_near_and_is_masked_far(distance, stops):
-    skill = make_skill(batch_size=1)
+    skill = make_nav_skill(batch_size=1)
     skill.on_enter(
         [["any_targets|1", "robot_0"]], [0], None, torch.zeros(1, 1, 4), torch.zeros(1, 11), ["nav"]
     )
@@ -104,7 +63,7 @@ def test_nav_skill_stops_near_and_is_masked_far(distance, stops):
 
 
 def test_goal_targets_use_the_goal_sensor_and_the_configured_distance():
-    skill = make_skill(batch_size=2, max_stop_distance=8.0)
+    skill = make_nav_skill(batch_size=2, max_stop_distance=8.0)
     args = [["TARGET_any_targets|0", "robot_0"], ["any_targets|1", "robot_0"]]
     skill.on_enter(args, [0, 1], None, torch.zeros(2, 1, 4), torch.zeros(2, 11), ["nav", "nav"])
     obs = polar_observations([3.0, 3.0], target=1)
