@@ -40,7 +40,10 @@ def test_short_run_learns_on_batches_of_complete_trajectories(out_dir):
 def _tensorboard_scalars(folder):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    events = EventAccumulator(str(folder))
+    # No purge: a training file and an evaluation file opened in the same second
+    # by one process sort by the writer's counter as text ("...pid.10" before
+    # "...pid.9"), and TensorBoard's restart purge would then drop the eval point.
+    events = EventAccumulator(str(folder), purge_orphaned_data=False)
     events.Reload()
     return {tag: [s.value for s in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
 

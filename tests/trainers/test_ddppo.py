@@ -117,7 +117,7 @@ def test_evaluate_runs_the_saved_checkpoint(out_dir):
         ],
     )
     execute_exp(eval_config, "eval")
-    events = EventAccumulator(str(out_dir / "tb"))
+    events = EventAccumulator(str(out_dir / "tb"), purge_orphaned_data=False)
     events.Reload()
     (reward,) = events.Scalars("eval_reward/average_reward")
     # CartPole pays 1 per step; episodes last between 8 and 500 steps.
@@ -247,6 +247,6 @@ def test_checkpoint_config_cannot_choose_code_to_run_at_evaluation(out_dir, tmp_
     assert eval_config.habitat_baselines.load_resume_state_config  # upstream's default
     execute_exp(eval_config, "eval")  # with this run's env factory
     assert victim.read_text() == "precious"
-    events = EventAccumulator(str(out_dir / "tb"))
+    events = EventAccumulator(str(out_dir / "tb"), purge_orphaned_data=False)
     events.Reload()
     assert len(events.Scalars("eval_reward/average_reward")) == 1

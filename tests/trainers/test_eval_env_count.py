@@ -36,7 +36,7 @@ def test_recurrent_policy_evaluates_one_env_per_scene(trainer, out_dir, monkeypa
         ],
     )
     execute_exp(eval_config, "eval")
-    events = EventAccumulator(str(out_dir / "tb"))
+    events = EventAccumulator(str(out_dir / "tb"), purge_orphaned_data=False)
     events.Reload()
     (reward,) = events.Scalars("eval_reward/average_reward")
     # CartPole pays 1 per step; episodes last between 8 and 500 steps.
