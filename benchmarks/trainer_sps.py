@@ -56,6 +56,11 @@ VARIANTS = {
     # habitat-baselines' own VER, on the same envs (its default 2 inference workers).
     "upstream_ver": ["habitat_baselines.trainer_name=upstream_ver"],
 }
+# How each system is started: ``python -m habitat_ver.run``, except upstream
+# ``ver``, whose env workers bypass every env factory and would step bare,
+# unwrapped envs: its launcher makes them build ours (upstream_ver_on_our_envs.py).
+DEFAULT_LAUNCHER = ["-m", "habitat_ver.run"]
+LAUNCHERS = {"upstream_ver": [str(Path(__file__).resolve().parent / "upstream_ver_on_our_envs.py")]}
 # Sample Factory's APPO (its own venv, --sf-python): not a variant of our config.
 SAMPLE_FACTORY = "sample_factory"
 
@@ -69,6 +74,10 @@ WORKLOADS = {
     "pointnav": "pointnav/ddppo_simple_room",
 }
 DEFAULT_WORKLOADS = ["homogeneous", "heterogeneous", "wait_bound"]
+# Workloads where appo gets one rollout worker per env, so that no worker adds
+# up the waits of several envs (the config is a ddppo one: rl.appo is
+# refused there, so the layout is given here).
+APPO_WORKER_PER_ENV = {WORKLOADS["wait_bound"]}
 # The dataset the pointnav/* configs read (relative to the repository root).
 POINTNAV_DATASET = ROOT / "data/datasets/pointnav/simple_room/v1/train/train.json.gz"
 
@@ -110,26 +119,33 @@ def settings_overrides(args: argparse.Namespace) -> List[str]:
 
 
 def appo_overrides(workload: Dict[str, Any], envs: int) -> List[str]:
-    """appo's worker layout: one rollout worker per env (and a batch of one
-    trajectory per env) where the config has one env group per worker
-    (wait_bound), whatever ``--envs`` says; otherwise the config's."""
+    """appo's worker layout: one rollout worker per env, one env group, and a
+    batch of one trajectory per env on the workloads of
+    :data:`APPO_WORKER_PER_ENV`, whatever ``--envs`` says; otherwise appo's
+    defaults."""
     if workload["appo_workers_per_env"]:
         return [
             f"habitat_baselines.rl.appo.num_rollout_workers={envs}",
+            "habitat_baselines.rl.appo.num_env_groups=1",
             f"habitat_baselines.rl.appo.batch_trajectories={envs}",
         ]
     return []
 
 
-def run_variant(config: str, overrides: List[str], keep_curve: bool = False) -> Dict[str, Any]:
-    """Train ``config`` in a subprocess: :func:`run_logs.summarize` of its run
-    (steady rate, split, timings; the return curve with ``keep_curve``), or
+def run_variant(
+    config: str,
+    overrides: List[str],
+    keep_curve: bool = False,
+    launcher: Optional[List[str]] = None,
+) -> Dict[str, Any]:
+    """Train ``config`` in a subprocess (``python`` + ``launcher``, by default
+    ``-m habitat_ver.run``): :func:`run_logs.summarize` of its run (steady
+    rate, split, timings; the return curve with ``keep_curve``), or
     ``{"error": [last lines]}``."""
     with tempfile.TemporaryDirectory() as out:
         cmd = [
             sys.executable,
-            "-m",
-            "habitat_ver.run",
+            *(launcher or DEFAULT_LAUNCHER),
             f"--config-name={config}",
             f"habitat_baselines.checkpoint_folder={out}/ck",
             f"habitat_baselines.tensorboard_dir={out}/tb",
@@ -151,7 +167,9 @@ def run_variant(config: str, overrides: List[str], keep_curve: bool = False) -> 
         return {**summary, "wall_s": wall}
 
 
-def describe_workload(config: str, overrides: List[str]) -> Dict[str, Any]:
+def describe_workload(
+    config: str, overrides: List[str], appo_worker_per_env: bool = False
+) -> Dict[str, Any]:
     """The composed config's envs, T, scenarios and stragglers (and their limit)."""
     from habitat_ver.config.compose import get_config
 
@@ -160,14 +178,13 @@ def describe_workload(config: str, overrides: List[str]) -> Dict[str, Any]:
     embedded = baselines.get("embedded_env")
     straggler = embedded.straggler if embedded is not None else None
     envs = int(baselines.num_environments)
-    appo = baselines.rl.get("appo")
     info: Dict[str, Any] = dict(
         config=config,
         envs=envs,
         num_steps=int(baselines.rl.ppo.num_steps),
         ppo_epoch=int(baselines.rl.ppo.ppo_epoch),
         gym_ids=list(embedded.scenarios) if embedded is not None and embedded.scenarios else [],
-        appo_workers_per_env=appo is not None and int(appo.num_env_groups) == 1,
+        appo_workers_per_env=appo_worker_per_env,
         straggler=None,
     )
     info["gym_ids"] = info["gym_ids"] or [cfg.habitat.env_task_gym_id]
@@ -195,7 +212,7 @@ def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict)
     if config.startswith("pointnav/"):
         ensure_pointnav_dataset(args.stages_dir)
     overrides = settings_overrides(args)
-    info = describe_workload(config, overrides)
+    info = describe_workload(config, overrides, config in APPO_WORKER_PER_ENV)
     if info.get("straggler") and args.limit_check_seconds > 0:
         info["limit_check"] = wait_bound.measured_limit(
             SimpleNamespace(**info["straggler"]), info["envs"], args.limit_check_seconds
@@ -209,7 +226,9 @@ def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict)
         if variant == SAMPLE_FACTORY:
             result = sps_report.run_sample_factory(args, info)
         else:
-            result = run_variant(config, overrides + VARIANTS[variant] + extra)
+            result = run_variant(
+                config, overrides + VARIANTS[variant] + extra, launcher=LAUNCHERS.get(variant)
+            )
         entry["results"][variant] = sps_report.with_limit(result, info.get("limit_sps"))
         entry["ratios"] = sps_report.ratios(entry["results"])
         entry["targets"] = sps_report.targets(entry["results"], info.get("limit_sps"))

@@ -161,6 +161,8 @@ def test_targets_and_limit_fractions():
     }
     assert results["ver"]["limit_fraction"] == pytest.approx(0.75)
     assert results["ver"]["limit_x_collect_share"] == pytest.approx(320.0)
+    assert "over_limit" not in results["ver"]
+    assert sps_report.with_limit({"steady_sps": 430.0}, 400.0)["over_limit"] is True
     got = sps_report.targets(results, 400.0)
     assert got["ver >= 2.5x ddppo"] == [300.0, 250.0, True]
     assert got["ver >= 0.9 x limit x collection share"] == [300.0, pytest.approx(288.0), True]
@@ -181,3 +183,27 @@ def test_mean_curve_and_steps_to_threshold():
     assert sample_efficiency.steps_to([[5, 1.0], [9, 4.0], [12, 3.0]], 4.0) == 9
     assert sample_efficiency.steps_to([[5, 1.0]], 4.0) is None
     assert not math.isnan(sample_efficiency.mean_curve(curves, points=1)[0][1])
+
+
+def test_upstream_ver_workers_build_our_wrapped_env(monkeypatch):
+    """Upstream VER's env worker ``i`` gets the config with seed + i; the shim
+    builds our env ``i`` from it (scenario of the mix, straggler stream i)."""
+    from habitat_ver.config.compose import get_config
+    from habitat_ver.envs.builder import scenario_for
+    from habitat_ver.envs.straggler import StepDelaySampler, StragglerWrapper
+
+    shim = _load("upstream_ver_on_our_envs")
+    config = get_config("doom/ddppo_wait_bound", ["habitat.seed=100"])
+    monkeypatch.setenv(shim.BASE_SEED, "100")
+    worker_config = get_config("doom/ddppo_wait_bound", ["habitat.seed=103"])  # worker 3
+    env = shim.build_our_env(worker_config)
+    try:
+        assert isinstance(env, StragglerWrapper)
+        straggler = config.habitat_baselines.embedded_env.straggler
+        factors = [StepDelaySampler(straggler, i).speed_factor for i in range(4)]
+        assert env.speed_factor == factors[3] and len(set(factors)) == 4
+        assert scenario_for(config, 3) != scenario_for(config, 0)
+        assert config.habitat.env_task_gym_id != scenario_for(config, 3)
+        assert env.env.env.spec.id == scenario_for(config, 3)  # GymRegistryEnv's gym env
+    finally:
+        env.close()

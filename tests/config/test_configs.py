@@ -7,6 +7,7 @@ from habitat.core.registry import registry as habitat_registry
 from habitat_baselines.common.baseline_registry import baseline_registry
 
 from habitat_ver.config.compose import config_names, get_config
+from habitat_ver.config.honoured_keys import validate_honoured_keys
 
 
 def test_tree_has_the_documented_configs():
@@ -35,6 +36,9 @@ def test_config_composes_and_names_registered_classes(name):
     assert habitat_registry.get_dataset(config.habitat.dataset.type) is not None
     # Runs of one config never write into another's folders.
     assert name in baselines.checkpoint_folder and name in baselines.tensorboard_dir
+    # Its own trainer honours every key it sets (doom/ddppo_wait_bound once set
+    # rl.appo, and `ver` and `ddppo` refused it).
+    validate_honoured_keys(config)
 
 
 def test_overrides_reach_the_composed_config():
