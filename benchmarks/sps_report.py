@@ -15,10 +15,11 @@ RATIOS = [
     ("ver", "upstream_ver"),
     ("ver_overlap", "ver"),
     ("ver_overlap", "upstream_ver"),
+    ("ver_auto", "ver"),
     ("appo", "ver"),
     ("appo", "sample_factory"),
 ]
-VER_SETTINGS = ("ver", "ver_overlap")
+VER_SETTINGS = ("ver", "ver_overlap", "ver_auto")
 
 
 def to_json(report: Dict[str, Any]) -> str:

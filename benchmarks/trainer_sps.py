@@ -51,6 +51,7 @@ VARIANTS = {
     "ver": _VER,
     "nover": _VER + ["habitat_baselines.rl.ver.variable_experience=False"],
     "ver_overlap": _VER + ["habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"],
+    "ver_auto": _VER + ["habitat_baselines.rl.ver.overlap_rollouts_and_learn=auto"],
     "appo": ["habitat_baselines.trainer_name=appo"],
     "upstream_ddppo": ["habitat_baselines.trainer_name=upstream_ddppo"],
     # habitat-baselines' own VER, on the same envs (its default 2 inference workers).

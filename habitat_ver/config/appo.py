@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 from habitat_baselines.config.default_structured_configs import RLConfig
 
+from habitat_ver.config.ver_overlap import HabitatVerVERConfig
+
 
 @dataclass
 class AppoConfig:
@@ -40,7 +42,11 @@ class AppoConfig:
 
 @dataclass
 class HabitatVerRLConfig(RLConfig):
-    """Upstream's ``rl`` section plus ``rl.appo`` and ``rl.max_nonfinite_rewards``."""
+    """Upstream's ``rl`` section plus ``rl.appo`` and ``rl.max_nonfinite_rewards``,
+    with ``rl.ver.overlap_rollouts_and_learn`` widened to ``auto``."""
+
+    # Upstream's VER settings; overlap_rollouts_and_learn may also be "auto".
+    ver: HabitatVerVERConfig = field(default_factory=HabitatVerVERConfig)
 
     # The appo trainer's settings (habitat_ver/config/appo.py).
     appo: AppoConfig = field(default_factory=AppoConfig)

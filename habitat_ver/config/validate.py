@@ -16,6 +16,8 @@ from habitat_ver.compat import sim_free
 from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.honoured_keys import validate_honoured_keys
 from habitat_ver.config.known_keys import unknown_keys
+from habitat_ver.config.ver_overlap import AUTO, AUTO_LEARN_SHARE
+from habitat_ver.config.ver_overlap import KEY as OVERLAP_KEY
 
 
 def _check(condition: bool, key: str, value: Any, allowed: str) -> None:
@@ -209,6 +211,14 @@ def validate_ver(config: Any) -> None:
             "habitat_baselines.rl.ver.num_inference_workers",
             ver.num_inference_workers,
             "an integer >= 1",
+        )
+        overlap = ver.overlap_rollouts_and_learn
+        _check(
+            isinstance(overlap, bool) or overlap == AUTO,
+            OVERLAP_KEY,
+            overlap,
+            f"True, False or {AUTO} (overlap when learning took >= "
+            f"{AUTO_LEARN_SHARE:.0%} of the last update)",
         )
     rnn_type = baselines.rl.ddppo.rnn_type
     for agent, policy in baselines.rl.policy.items():

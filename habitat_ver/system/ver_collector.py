@@ -126,14 +126,7 @@ class VERCollector:
                 thread's frozen copy).
             first: the envs' first observations (no step completes).
         """
-        observations, rewards, dones, infos = self.envs.read(ids)
-        truncated = None
-        if first:  # no step completes: rewards unused
-            rewards = torch.zeros_like(rewards)
-        else:
-            truncated = truncated_from_info_rows(ids, infos, self.envs.info_names, dones)
-            rewards = self.nonfinite_rewards.clean(ids, rewards)
-            self._record_episodes(ids, rewards, dones, infos, self.envs.info_names)
+        observations, rewards, dones, infos = self.envs.read(ids)  # copies
         masks = torch.logical_not(dones).view(-1, 1)
         if first:
             masks[:] = False
@@ -141,6 +134,17 @@ class VERCollector:
         hidden, prev_actions = self._hidden[ids], self._prev_actions[ids]
         with inference_mode():
             out = policy.act(batch, hidden, prev_actions, masks.to(self.device))
+        # The envs step while their step is stored: between a result and its
+        # action there is the policy only (in the wait-bound regime, the
+        # bookkeeping below cost each step ~0.7 ms more of waiting).
+        self.envs.send_actions(ids, out.env_actions.cpu())
+        truncated = None
+        if first:  # no step completes: rewards unused
+            rewards = torch.zeros_like(rewards)
+        else:
+            truncated = truncated_from_info_rows(ids, infos, self.envs.info_names, dones)
+            rewards = self.nonfinite_rewards.clean(ids, rewards)
+            self._record_episodes(ids, rewards, dones, infos, self.envs.info_names)
         rollouts.insert(
             ids,
             observations=batch,
@@ -155,7 +159,6 @@ class VERCollector:
         )
         self._hidden[ids] = out.rnn_hidden_states
         self._prev_actions[ids] = out.actions
-        self.envs.send_actions(ids, out.env_actions.cpu())
 
     def _act_on(self, ids: List[int], rollouts: VERStorage, policy: Any) -> None:
         if ids:

@@ -31,6 +31,7 @@ from habitat_baselines.common.tensorboard_utils import get_writer
 from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer
 
+from habitat_ver.common.learner_threads import learner_threads
 from habitat_ver.common.log_keys import COLLECT_SECONDS, LEARN_SECONDS
 from habitat_ver.common.checkpoint import (
     ResumeStateFiles,
@@ -266,9 +267,15 @@ class HabitatVerTrainer(PPOTrainer):
             **kwargs,
         )
 
+    def _envs_idle_while_learning(self) -> bool:
+        """Hook: whether no env steps during this update (lock-step), so that
+        the learner may use the idle cores (:mod:`habitat_ver.common.learner_threads`)."""
+        return False
+
     def _learn(self, steps: int) -> Dict[str, float]:
         start = time.monotonic()
-        losses = self._update_agent()
+        with learner_threads(self._envs_idle_while_learning(), self.device):
+            losses = self._update_agent()
         losses[LEARN_SECONDS] = time.monotonic() - start
         losses[COLLECT_SECONDS] = self._collect_seconds
         self._after_learning()

@@ -31,6 +31,9 @@ class DDPPOTrainer(HabitatVerTrainer):
         super().__init__(config)
         self._rollout_tracker: Optional[RolloutTracker] = None
 
+    def _envs_idle_while_learning(self) -> bool:
+        return True  # lock-step: every env waits for the next rollout
+
     def should_end_early(self, rollout_step: int) -> bool:
         """Upstream's preemption hook, answered by our rollout tracker."""
         if self._rollout_tracker is None:

@@ -33,6 +33,7 @@ from torch import Tensor
 
 from habitat_ver.config.schema import VERSystemConfig, hang_warning_seconds, section_or_default
 from habitat_ver.config.upstream import use_ver_storage
+from habitat_ver.config.ver_overlap import AUTO, auto_overlaps
 from habitat_ver.distributed.ver_tracker import VERPreemptionTracker
 from habitat_ver.envs.builder import scenario_for
 from habitat_ver.envs.factory import env_builders
@@ -58,6 +59,9 @@ class VERTrainer(DDPPOTrainer):
         # Training's env workers and their collector (set up by _init_train).
         self._pool: Optional[EnvWorkerPool] = None
         self._collector: Optional[VERCollector] = None
+        # Whether each update of this process overlapped collection (for
+        # overlap_rollouts_and_learn=auto, logged as system/overlap).
+        self.overlapped: List[bool] = []
         # Steps each env contributed, per rollout (what VER varies).
         self.env_steps_per_rollout: List[List[int]] = []
         # Multi-rank with distrib_preemption.policy=ver (else None).
@@ -218,6 +222,24 @@ class VERTrainer(DDPPOTrainer):
         )
 
     # -------------------------------------------------------------- learning
+    def _learn(self, steps: int) -> Dict[str, float]:
+        self.overlapped.append(self._overlaps_this_update())
+        return super()._learn(steps)
+
+    def _envs_idle_while_learning(self) -> bool:
+        # Without overlap, the envs wait for the next rollout (those with an
+        # action in flight finish that step and are held).
+        return not self.overlapped[-1]
+
+    def _overlaps_this_update(self) -> bool:
+        """``overlap_rollouts_and_learn``: True, False, or ``auto``'s choice
+        from the latest wall times: the trainer's wait for this rollout and
+        the last update's learning (none yet in a run's first update: off)."""
+        setting = self.config.habitat_baselines.rl.ver.overlap_rollouts_and_learn
+        if setting != AUTO:
+            return bool(setting)
+        return auto_overlaps(self._last_learn_time, self._collect_seconds)
+
     def _update_agent(self) -> Dict[str, float]:
         assert self._collector is not None, "_init_train builds the collector"
         ppo = self._ppo_cfg
@@ -225,7 +247,7 @@ class VERTrainer(DDPPOTrainer):
         start = time.monotonic()
         rollouts.compute_returns(None, ppo.use_gae, ppo.gamma, ppo.tau)
         self._agent.train()
-        if self.config.habitat_baselines.rl.ver.overlap_rollouts_and_learn:
+        if self.overlapped[-1]:
             # The envs keep stepping into the next rollout's storage; the
             # learnt one is left untouched until the swap.
             nxt = self._agent.begin_next_rollout()
@@ -242,6 +264,7 @@ class VERTrainer(DDPPOTrainer):
         self._agent.rollouts.increment_policy_version()
         self._agent.after_update()
         losses["system/nonfinite_rewards"] = float(self._collector.nonfinite_rewards.count)
+        losses["system/overlap"] = float(self.overlapped[-1])
         self._last_learn_time = time.monotonic() - start
         if self._ver_tracker is not None:
             last = self.rollout_stats[-1]

@@ -77,6 +77,13 @@ BAD = [
         "False for trainer 'ddppo'",
     ),
     (
+        "ddppo",
+        OVERLAP + "=auto",
+        OVERLAP + "='auto' ",
+        "False for trainer 'ddppo'",
+    ),
+    ("ver", OVERLAP + "=sometimes", OVERLAP + "='sometimes' ", "True, False or auto"),
+    (
         "ver",
         "habitat_baselines.rl.appo.batch_trajectories=8",
         "habitat_baselines.rl.appo.batch_trajectories=8 ",

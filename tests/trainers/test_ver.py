@@ -48,6 +48,45 @@ def test_short_run_collects_t_times_n_steps_per_rollout(out_dir):
     assert steps == {3 * 2 * 1}  # updates x epochs x minibatches
 
 
+def test_auto_overlap_follows_its_rule_update_by_update(out_dir, monkeypatch):
+    """overlap_rollouts_and_learn=auto: each update asks the rule with the last
+    learning time and this rollout's wait, and does what it says; switching
+    overlap on and off between updates loses no step."""
+    import habitat_ver.trainers.ver as ver_module
+
+    asked = []
+
+    def every_other(learn_s, collect_s):
+        asked.append((learn_s, collect_s))
+        return len(asked) % 2 == 0
+
+    monkeypatch.setattr(ver_module, "auto_overlaps", every_other)
+    overrides = run_overrides(out_dir, 5) + [
+        "habitat_baselines.rl.ver.overlap_rollouts_and_learn=auto"
+    ]
+    trainer = execute_exp(get_config("gym/ver_cartpole", overrides), "train")
+    assert trainer.overlapped == [False, True, False, True, False]
+    assert asked[0][0] == 0.0 and all(learn > 0 for learn, _ in asked[1:])
+    assert all(collect > 0 for _, collect in asked)
+    assert trainer.num_steps_done == 5 * T * N
+    assert [sum(c) for c in trainer.env_steps_per_rollout] == [T * N] * 5
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(out_dir / "tb"))
+    events.Reload()
+    assert [e.value for e in events.Scalars("system/overlap")] == [0.0, 1.0, 0.0, 1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    "learn_s, collect_s, overlaps",
+    [(1.0, 3.0, True), (0.99, 3.01, False), (3.0, 0.0, True), (0.0, 0.0, False)],
+)
+def test_auto_overlaps_from_a_quarter_of_the_update(learn_s, collect_s, overlaps):
+    from habitat_ver.config.ver_overlap import auto_overlaps
+
+    assert auto_overlaps(learn_s, collect_s) is overlaps
+
+
 def test_nover_takes_exactly_t_steps_from_every_env(out_dir):
     overrides = run_overrides(out_dir, 3) + ["habitat_baselines.rl.ver.variable_experience=False"]
     trainer = execute_exp(get_config("gym/ver_cartpole", overrides), "train")
