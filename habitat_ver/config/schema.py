@@ -41,7 +41,11 @@ class VERSystemConfig:
     # Wait for at least this fraction of the envs before running inference...
     min_batch_fraction: float = 0.25
     # ...but never longer than this, in milliseconds, after the first arrived.
-    max_wait_ms: float = 2.0
+    # 0 (the default): no wait; inference takes every result that arrived
+    # while the last one ran.  On the 2-core machine (16 Doom envs, 8192
+    # steps) 2 ms gave 0.93x the collection rate of no wait on the wait-bound
+    # workload and within noise of it on the CPU-bound ones.
+    max_wait_ms: float = 0.0
 
 
 @dataclass
