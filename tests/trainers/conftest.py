@@ -1,6 +1,6 @@
 """Shared settings for trainer tests: tiny CartPole runs writing to tmp dirs."""
 
-from typing import List
+from typing import Dict, List
 
 import pytest
 
@@ -24,6 +24,21 @@ def run_overrides(out_dir, num_updates: int = 3, num_envs: int = 2) -> List[str]
         "habitat_baselines.rl.ppo.num_mini_batch=1",
         "habitat_baselines.rl.preemption.save_resume_state_interval=1",
     ]
+
+
+def tensorboard_scalars(folder) -> Dict[str, List[float]]:
+    """Every scalar logged under ``folder``, by tag, in step order.
+
+    Read without TensorBoard's restart purge: a training file and an evaluation
+    file opened in the same second by one process sort by the writer's counter
+    as text ("...pid.10" before "...pid.9"), and the purge at the training
+    file's ``purge_step`` start would then drop the eval point read first.
+    """
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(folder), purge_orphaned_data=False)
+    events.Reload()
+    return {tag: [s.value for s in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
 
 
 @pytest.fixture

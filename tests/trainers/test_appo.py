@@ -14,7 +14,7 @@ from habitat_ver.system.appo_buffers import TrajectoryBuffers
 from habitat_ver.trainers.appo import AppoTrainer
 from habitat_ver.updaters.entropy import LearnedEntropyCoefficient
 
-from .conftest import run_overrides
+from .conftest import run_overrides, tensorboard_scalars
 
 T, N = 16, 4
 CARTPOLE_BAR = 400.0  # mean return over the reward window; the cap is 500
@@ -37,20 +37,9 @@ def test_short_run_learns_on_batches_of_complete_trajectories(out_dir):
     assert glob.glob(str(out_dir / "tb" / "events.out.tfevents.*"))
 
 
-def _tensorboard_scalars(folder):
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    # No purge: a training file and an evaluation file opened in the same second
-    # by one process sort by the writer's counter as text ("...pid.10" before
-    # "...pid.9"), and TensorBoard's restart purge would then drop the eval point.
-    events = EventAccumulator(str(folder), purge_orphaned_data=False)
-    events.Reload()
-    return {tag: [s.value for s in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
-
-
 def test_policy_lag_reaches_tensorboard(out_dir):
     trainer = execute_exp(get_config("gym/appo_cartpole", _overrides(out_dir, 4)), "train")
-    scalars = _tensorboard_scalars(out_dir / "tb")
+    scalars = tensorboard_scalars(out_dir / "tb")
     assert scalars["system/policy_lag/mean"] == pytest.approx([m for m, _ in trainer.policy_lag])
     assert scalars["system/policy_lag/max"] == [x for _, x in trainer.policy_lag]
     assert "learner/loss/policy" in scalars and "learner/vtrace_rho_mean" in scalars
@@ -158,7 +147,7 @@ def test_learned_entropy_coefficient_is_stepped_by_appos_updates(out_dir):
     # (2 updates x 2 epochs x 1 minibatch).
     assert float(coef.log_alpha) < math.log(1e-3) - 0.003
     assert trainer._agent.updater.targets.__class__.__name__ == "VTraceTargets"
-    logged = _tensorboard_scalars(out_dir / "tb")["learner/entropy_coef"]
+    logged = tensorboard_scalars(out_dir / "tb")["learner/entropy_coef"]
     assert len(logged) == 2 and 1e-4 <= logged[1] < logged[0] < 1e-3 * math.exp(-0.001)
 
 
@@ -193,7 +182,7 @@ def test_evaluate_runs_an_appo_checkpoint(out_dir):
         ],
     )
     execute_exp(eval_config, "eval")
-    (reward,) = _tensorboard_scalars(out_dir / "tb")["eval_reward/average_reward"]
+    (reward,) = tensorboard_scalars(out_dir / "tb")["eval_reward/average_reward"]
     # CartPole pays 1 per step; episodes last between 8 and 500 steps.
     assert 8 <= reward <= 500
 

@@ -8,13 +8,12 @@ and a recurrent policy then got a batch of 1 observation with 2 hidden states
 """
 
 import pytest
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from habitat_ver.config.compose import get_config
 from habitat_ver.envs import factory
 from habitat_ver.run import execute_exp
 
-from .conftest import run_overrides
+from .conftest import run_overrides, tensorboard_scalars
 
 GRU = ["habitat_baselines.rl.ddppo.rnn_type=GRU"]
 
@@ -36,8 +35,6 @@ def test_recurrent_policy_evaluates_one_env_per_scene(trainer, out_dir, monkeypa
         ],
     )
     execute_exp(eval_config, "eval")
-    events = EventAccumulator(str(out_dir / "tb"), purge_orphaned_data=False)
-    events.Reload()
-    (reward,) = events.Scalars("eval_reward/average_reward")
+    (reward,) = tensorboard_scalars(out_dir / "tb")["eval_reward/average_reward"]
     # CartPole pays 1 per step; episodes last between 8 and 500 steps.
-    assert 8 <= reward.value <= 500
+    assert 8 <= reward <= 500

@@ -18,7 +18,7 @@ from habitat_ver.run import execute_exp
 from habitat_ver.system.reward_guard import NonFiniteRewardError
 from habitat_ver.trainers.ver import VERTrainer
 
-from .conftest import run_overrides
+from .conftest import run_overrides, tensorboard_scalars
 
 T, N = 16, 2
 
@@ -70,11 +70,8 @@ def test_auto_overlap_follows_its_rule_update_by_update(out_dir, monkeypatch):
     assert all(collect > 0 for _, collect in asked)
     assert trainer.num_steps_done == 5 * T * N
     assert [sum(c) for c in trainer.env_steps_per_rollout] == [T * N] * 5
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    events = EventAccumulator(str(out_dir / "tb"))
-    events.Reload()
-    assert [e.value for e in events.Scalars("system/overlap")] == [0.0, 1.0, 0.0, 1.0, 0.0]
+    overlap = tensorboard_scalars(out_dir / "tb")["system/overlap"]
+    assert overlap == [0.0, 1.0, 0.0, 1.0, 0.0]
 
 
 @pytest.mark.parametrize(
