@@ -144,7 +144,9 @@ def init_process(
     step for ``hang_warning_s`` is reported once as ``(HUNG, env index, s)``.
     """
     ignore_stop_signals()  # the trainer decides how to stop, and stops us
-    watch = start_watch(trainer_pid, hang_warning_s, reports)
+    watch = start_watch(
+        trainer_pid, hang_warning_s, lambda kind, i, payload: reports.put((kind, i, payload))
+    )
     current = -1
     try:
         envs = []

@@ -1,16 +1,21 @@
 """The environment worker: one process per env, stepping as soon as told.
 
-Commands arrive as :class:`Command` members on the worker's own queue; the
-action is read from the shared ``actions`` row and the result is written to the
-shared observation/reward/done rows.  The worker then reports ``(READY, i)`` on
-the common result queue.  Nothing but enum members and small ints crosses a
-queue on the hot path; an exception is reported once as ``(FAILED, i, text)``
-and ends the worker.
+Each worker has one duplex pipe to the trainer (:class:`WorkerLink`).  A
+command is one byte; the action is read from the shared ``actions`` row and
+the result is written to the shared observation/reward/done rows, then the
+worker reports READY, also one byte.  So a step's round trip is two one-byte
+writes and two reads: no pickling, no queue lock shared by the workers and no
+feeder thread to wake (a ``multiprocessing.Queue`` hands every put to one).
+Rare reports (spaces, info names, a hang) are pickled ``(kind, i, payload)``
+tuples on the same pipe, so they arrive in order with the READYs; an
+exception is reported once as ``(FAILED, i, text)`` and ends the worker.
 """
 
 import enum
 import os
+import threading
 import traceback
+from multiprocessing.reduction import ForkingPickler
 from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
@@ -98,14 +103,65 @@ class TrainerGoneError(Exception):
     """The trainer process died without shutting this worker down."""
 
 
-def _next_command(commands: Any, trainer_pid: int) -> Any:
-    """The next command; raises :class:`TrainerGoneError` once the trainer died.
+# The one-byte messages of the hot path.  A pickled message is never one byte
+# long (it starts with the protocol marker and ends with STOP), so the two
+# kinds cannot be confused.
+READY_MESSAGE = bytes([Report.READY])
+COMMAND_MESSAGES = {c: bytes([c]) for c in Command}
+_COMMANDS_BY_MESSAGE = {message: c for c, message in COMMAND_MESSAGES.items()}
 
-    Workers ignore SIGTERM and SIGINT (the trainer stops them), and a
-    forkserver child does not die with the trainer, so a trainer killed
-    outright (SIGKILL, an abort in a collective) would leave them waiting
-    forever.
+
+def decode_report(index: int, message: bytes) -> Tuple[Report, int, Any]:
+    """Trainer side: a message from env ``index``'s pipe as ``(kind, i, payload)``."""
+    if message == READY_MESSAGE:
+        return Report.READY, index, None
+    report: Tuple[Report, int, Any] = ForkingPickler.loads(message)
+    return report
+
+
+class WorkerLink:
+    """A worker's end of its pipe to the trainer (see the module docstring).
+
+    Args:
+        conn: the worker's end of a duplex ``multiprocessing`` pipe.
+        trainer_pid: the trainer's process; :meth:`receive` raises
+            :class:`TrainerGoneError` once it is gone.
     """
+
+    def __init__(self, conn: Any, trainer_pid: int):
+        self._conn = conn
+        self._trainer_pid = trainer_pid
+        # The worker's loop and its TrainerWatch thread both report.
+        self._lock = threading.Lock()
+
+    def report(self, kind: Report, index: int, payload: Any = None) -> None:
+        if kind == Report.READY:
+            message = READY_MESSAGE
+        else:
+            message = bytes(ForkingPickler.dumps((kind, index, payload)))
+        with self._lock:
+            self._conn.send_bytes(message)
+
+    def receive(self) -> Any:
+        """The next command (a :class:`Command`), or the object the trainer sent.
+
+        Workers ignore SIGTERM and SIGINT (the trainer stops them), and a
+        forkserver child does not die with the trainer, so a trainer killed
+        outright (SIGKILL, an abort in a collective) would leave them waiting
+        forever: the wait looks at the trainer every few seconds.
+        """
+        while not self._conn.poll(PARENT_CHECK_SECONDS):
+            if not trainer_alive(self._trainer_pid):
+                raise TrainerGoneError(f"trainer process {self._trainer_pid} is gone")
+        message = self._conn.recv_bytes()
+        command = _COMMANDS_BY_MESSAGE.get(message)
+        return command if command is not None else ForkingPickler.loads(message)
+
+
+def _next_command(commands: Any, trainer_pid: int) -> Any:
+    """The next command from a ``SimpleQueue`` (appo's rollout workers); like
+    :meth:`WorkerLink.receive`, raises :class:`TrainerGoneError` once the
+    trainer died."""
     # SimpleQueue has no timeout; its reading end (a Connection) can poll.
     while not commands._reader.poll(PARENT_CHECK_SECONDS):
         if not trainer_alive(trainer_pid):
@@ -113,61 +169,60 @@ def _next_command(commands: Any, trainer_pid: int) -> Any:
     return commands.get()
 
 
-def start_watch(trainer_pid: int, hang_warning_s: float, reports: Any) -> TrainerWatch:
+def start_watch(
+    trainer_pid: int, hang_warning_s: float, report: Callable[[Report, int, Any], None]
+) -> TrainerWatch:
     """This worker's :class:`TrainerWatch`, reporting hangs as ``HUNG``."""
     return TrainerWatch(
         trainer_pid,
         hang_warning_s,
-        on_hang=lambda i, seconds: reports.put((Report.HUNG, i, seconds)),
+        on_hang=lambda i, seconds: report(Report.HUNG, i, seconds),
     ).start()
 
 
 def init_process(
     index: int,
     make_env: Callable[[], Any],
-    commands: Any,
-    reports: Any,
+    conn: Any,
     trainer_pid: int,
     hang_warning_s: float,
 ) -> None:
     """Entry point of an env worker process.
 
     Protocol: build the env, report its spaces, receive the shared buffers
-    (sized from env 0's spaces) as the first command, then serve commands.
+    (sized from env 0's spaces) as the first message, then serve commands.
 
     Args:
         index: this env's row.
         make_env: builds the env (called once, in this process).
-        commands: this worker's command queue.
-        reports: the queue shared by all workers.
+        conn: this worker's end of its pipe to the trainer.
         trainer_pid: the trainer's process; the worker exits when it is gone.
         hang_warning_s: a step or reset taking longer is reported (``HUNG``).
     """
     # Ctrl-C and SLURM's signals go to the whole process group: the trainer
     # decides how to stop, and shuts this worker down.
     ignore_stop_signals()
-    watch = start_watch(trainer_pid, hang_warning_s, reports)
+    link = WorkerLink(conn, trainer_pid)
+    watch = start_watch(trainer_pid, hang_warning_s, link.report)
     try:
         env = make_env()
-        reports.put((Report.SPACES, index, EnvStepper(env, index, None).spaces()))
+        link.report(Report.SPACES, index, EnvStepper(env, index, None).spaces())
         stepper = EnvStepper(
             env,
             index,
-            _next_command(commands, trainer_pid),
-            on_info_names=lambda i, names: reports.put((Report.INFO_NAMES, i, names)),
+            link.receive(),
+            on_info_names=lambda i, names: link.report(Report.INFO_NAMES, i, names),
         )
-        _serve(stepper, commands, reports, trainer_pid, watch)
+        _serve(stepper, link, watch)
     except TrainerGoneError:
         return
     except Exception:  # noqa: BLE001 - reported to the trainer, which raises
-        reports.put((Report.FAILED, index, f"[pid {os.getpid()}] {traceback.format_exc()}"))
+        link.report(Report.FAILED, index, f"[pid {os.getpid()}] {traceback.format_exc()}")
 
 
-def _serve(
-    stepper: EnvStepper, commands: Any, reports: Any, trainer_pid: int, watch: TrainerWatch
-) -> None:
+def _serve(stepper: EnvStepper, link: WorkerLink, watch: TrainerWatch) -> None:
     while True:
-        command = _next_command(commands, trainer_pid)
+        command = link.receive()
         if command == Command.STEP:
             with watch.busy(stepper.index):
                 stepper.step()
@@ -176,6 +231,6 @@ def _serve(
                 stepper.reset()
         else:
             stepper.env.close()
-            reports.put((Report.CLOSED, stepper.index, None))
+            link.report(Report.CLOSED, stepper.index)
             return
-        reports.put((Report.READY, stepper.index, None))
+        link.report(Report.READY, stepper.index)

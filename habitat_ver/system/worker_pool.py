@@ -2,8 +2,11 @@
 
 ``send_actions(ids)`` lets those envs step as soon as their action row is
 written; ``wait_ready()`` returns the ids whose results have arrived, whoever
-they are.  ``serial=True`` runs every env in this process (tests, debugging):
-the same rows and the same order of events, no processes.
+they are: one ``multiprocessing.connection.wait`` over the workers' pipes
+(:class:`~habitat_ver.system.env_worker.WorkerLink`) finds every env that
+has reported since the last call.  ``serial=True`` runs every env in this
+process (tests, debugging): the same rows and the same order of events, no
+processes.
 
 Shutdown is total: :meth:`EnvWorkerPool.close` asks every worker to stop,
 then terminates and joins whatever is left, so no process outlives the pool,
@@ -17,19 +20,27 @@ import os
 import queue
 import time
 import traceback
-from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
+from multiprocessing import connection
+from typing import Any, Callable, Deque, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from habitat import logger
 from torch import Tensor
 
 from habitat_ver.compat.native_libs import forkserver_context
-from habitat_ver.system.env_worker import Command, EnvStepper, Report, init_process
+from habitat_ver.system.env_worker import (
+    COMMAND_MESSAGES,
+    Command,
+    EnvStepper,
+    Report,
+    decode_report,
+    init_process,
+)
 from habitat_ver.system.shared_buffers import EnvSharedBuffers
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
 
 START_TIMEOUT_S = 300.0
 
-# What a worker puts on the report queue: (kind, env id, payload).
+# What a worker reports: (kind, env id, payload).
 _Report = Tuple[Report, int, Any]
 
 
@@ -121,75 +132,82 @@ class EnvWorkerPool:
             for stepper in self._steppers:
                 stepper.buffers = self.buffers
         else:
-            for commands in self._commands:
-                commands.put(self.buffers)
+            for link in self._links:
+                link.send(self.buffers)
 
     # ----------------------------------------------------------- processes
     def _start_processes(self, make_envs: Sequence[Callable[[], Any]]) -> Any:
         context = forkserver_context()
-        self._reports = context.Queue()
-        self._commands = [context.SimpleQueue() for _ in make_envs]
+        # The trainer's ends of the workers' pipes, and whose each one is.
+        self._links: List[Any] = []
+        self._env_of: Dict[Any, int] = {}
         # Whatever ends the process, close first: multiprocessing's own exit
         # handler only terminates daemons, and ours ignore SIGTERM.
         atexit.register(self.close)
         for index, make in enumerate(make_envs):
+            ours, theirs = context.Pipe(duplex=True)
             process = context.Process(
                 target=init_process,
-                args=(
-                    index,
-                    make,
-                    self._commands[index],
-                    self._reports,
-                    os.getpid(),
-                    self._hang_warning_s,
-                ),
+                args=(index, make, theirs, os.getpid(), self._hang_warning_s),
                 daemon=True,
                 name=f"habitat_ver-env-{index}",
             )
             process.start()
+            # The worker holds its end now: with ours of it closed, a worker
+            # that dies shows as end-of-file on its pipe.
+            theirs.close()
             self._processes.append(process)
+            self._links.append(ours)
+            self._env_of[ours] = index
         spaces: Dict[int, Any] = {}
         while len(spaces) < self.num_envs:
-            kind, index, payload = self._get_report(START_TIMEOUT_S)
-            spaces[index] = payload
+            for kind, index, payload in self._receive(START_TIMEOUT_S):
+                if kind == Report.SPACES:
+                    spaces[index] = payload
         return spaces[0]
 
-    def _get_report(self, timeout: Optional[float]) -> _Report:
-        try:
-            report: _Report = self._reports.get(timeout=timeout)
-        except queue.Empty:
+    def _receive(self, timeout: Optional[float]) -> List[_Report]:
+        """One report from each worker that has sent one, waiting up to
+        ``timeout`` (None: for ever) for the first.
+
+        Raises:
+            EnvWorkerError: a worker reported a failure, or died.
+            queue.Empty: nothing arrived within ``timeout``.
+        """
+        arrived = connection.wait(self._links, timeout)
+        if not arrived:
             dead = [i for i, p in enumerate(self._processes) if not p.is_alive()]
             if dead:
-                self._fail(
-                    dead[0], f"its process exited with code {self._processes[dead[0]].exitcode}"
-                )
-            raise
-        if report[0] == Report.FAILED:
-            self._fail(report[1], report[2])
-        return report
+                self._fail_dead(dead[0])
+            raise queue.Empty
+        reports = []
+        for link in arrived:
+            index = self._env_of[link]
+            try:
+                message = self._links[index].recv_bytes()
+            except (EOFError, OSError):
+                self._fail_dead(index)
+            report = decode_report(index, message)
+            if report[0] == Report.FAILED:
+                self._fail(report[1], report[2])
+            reports.append(report)
+        return reports
+
+    def _fail_dead(self, index: int) -> NoReturn:
+        process = self._processes[index]
+        process.join(timeout=1.0)
+        self._fail(index, f"its process exited with code {process.exitcode}")
 
     def _set_info_names(self, index: int, names: List[str]) -> None:
         self.info_names[index] = names
 
-    def _next_ready(self, timeout: Optional[float]) -> int:
-        """The next READY env id from the report queue, waiting up to ``timeout``."""
-        while True:
-            index = self._handle_report(self._get_report(timeout))
-            if index is not None:
-                return index
-
-    def _poll_ready(self) -> Optional[int]:
-        """The next READY env id already in the report queue (None when empty)."""
-        while True:
-            try:
-                report: _Report = self._reports.get_nowait()
-            except queue.Empty:
-                return None
-            if report[0] == Report.FAILED:
-                self._fail(report[1], report[2])
+    def _collect_ready(self, timeout: Optional[float]) -> None:
+        """Appends the envs that reported READY to the ready queue, waiting up
+        to ``timeout`` for the first report (``queue.Empty`` if none)."""
+        for report in self._receive(timeout):
             index = self._handle_report(report)
             if index is not None:
-                return index
+                self._ready.append(index)
 
     def _handle_report(self, report: _Report) -> Optional[int]:
         """The report's env id, or None for reports handled here (info names, hangs)."""
@@ -201,7 +219,7 @@ class EnvWorkerPool:
             return None
         return report[1]
 
-    def _fail(self, index: int, details: str) -> None:
+    def _fail(self, index: int, details: str) -> NoReturn:
         self.close()
         raise EnvWorkerError(
             f"environment {index} ({self._describe(index)}) failed; all env "
@@ -219,8 +237,9 @@ class EnvWorkerPool:
                     self._fail(i, traceback.format_exc())
                 self._ready.append(i)
             return
+        message = COMMAND_MESSAGES[command]
         for i in ids:
-            self._commands[i].put(command)
+            self._links[i].send_bytes(message)
 
     def reset_all(self) -> None:
         """Reset every env; results arrive through :meth:`wait_ready`."""
@@ -265,14 +284,16 @@ class EnvWorkerPool:
         Results not returned (beyond ``max_batch``) stay queued, in order.
         """
         if not self._serial:
-            if not self._ready:
-                self._ready.append(self._next_ready(timeout))
-            while (index := self._poll_ready()) is not None:
-                self._ready.append(index)
+            # Block until some env is ready (a report may be a hang warning
+            # or new info names only): every env that reported comes at once.
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while not self._ready:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                self._collect_ready(left)
             deadline = time.monotonic() + max_wait_s
             while len(self._ready) < min_batch and (left := deadline - time.monotonic()) > 0:
                 try:
-                    self._ready.append(self._next_ready(left))
+                    self._collect_ready(left)
                 except queue.Empty:
                     break
         if not self._ready:
@@ -305,7 +326,16 @@ class EnvWorkerPool:
             for stepper in self._steppers:
                 stepper.env.close()
             return
-        stop_worker_processes(self._processes, self._commands, Command.CLOSE, self._reports)
+        close = COMMAND_MESSAGES[Command.CLOSE]
+        for link, process in zip(self._links, self._processes):
+            if process.is_alive():
+                try:
+                    link.send_bytes(close)
+                except (OSError, ValueError):
+                    pass
+        end_processes(self._processes)
+        for link in self._links:
+            link.close()
 
     def __enter__(self) -> "EnvWorkerPool":
         return self
