@@ -25,7 +25,7 @@ keep the returns computed for them then: PPO simply runs extra epochs on them
 (VER paper, section 2.3).
 """
 
-from typing import Any, Optional
+from typing import Any, List, Optional, cast
 
 import torch
 from habitat_baselines.common.storage import Storage
@@ -39,6 +39,7 @@ from habitat_ver.storage.ver_layout import (
     SENTINEL_KEYS,
     allocate_buffers,
     validate_options,
+    write_rows,
 )
 from habitat_ver.storage.ver_learning import VERLearning
 
@@ -142,24 +143,26 @@ class VERStorage(VERLearning, Storage):
         """True for envs whose latest step still waits for its reward. ``[n]``"""
         return self._count("pending_slot")[env_ids.cpu()] >= 0
 
-    def _check_room(self, env_ids: Tensor, completing: Tensor) -> None:
-        n = env_ids.numel()
-        if n == 0 or torch.unique(env_ids).numel() != n:
-            raise ValueError(f"env_ids must be non-empty and unique; got {env_ids.tolist()}")
-        if int(env_ids.min()) < 0 or int(env_ids.max()) >= self._num_envs:
-            raise ValueError(f"env_ids must lie in [0, {self._num_envs}); got {env_ids.tolist()}")
+    def _check_room(self, env_ids: Tensor, ids: List[int], completing: Tensor) -> None:
+        """Refuses an insert of ``env_ids`` (``ids``, as a list) that would
+        overfill the rollout; ``completing``: the envs whose pending step it
+        completes."""
+        n = len(ids)
+        if n == 0 or len(set(ids)) != n:
+            raise ValueError(f"env_ids must be non-empty and unique; got {ids}")
+        if min(ids) < 0 or max(ids) >= self._num_envs:
+            raise ValueError(f"env_ids must lie in [0, {self._num_envs}); got {ids}")
         if self.variable_experience:
             room = self.num_steps * self._num_envs - self.steps_collected
-            if int(completing.sum()) > room:
+            if completing.numel() > room:
                 raise ValueError(
-                    f"insert would complete {int(completing.sum())} steps but the "
+                    f"insert would complete {completing.numel()} steps but the "
                     f"rollout has room for {room}; insert fewer envs (check "
                     f"rollout_done / has_pending first)"
                 )
-        elif bool((self._count("env_steps")[env_ids[completing]] >= self.num_steps).any()):
+        elif bool((self._count("env_steps")[completing] >= self.num_steps).any()):
             raise ValueError(
-                f"NoVER: an env in {env_ids.tolist()} already has "
-                f"numsteps={self.num_steps} steps this rollout"
+                f"NoVER: an env in {ids} already has numsteps={self.num_steps} steps this rollout"
             )
 
     def insert(  # type: ignore[override]
@@ -208,17 +211,24 @@ class VERStorage(VERLearning, Storage):
             env_ids ``[n]``; every other tensor ``[n, ...]``; returns ``[n]``.
         """
         env_ids = env_ids.cpu().long().view(-1)
-        n = env_ids.numel()
-        pending = self._count("pending_slot")[env_ids]
-        self._check_room(env_ids, pending >= 0)
+        ids = env_ids.tolist()
+        n = len(ids)
+        pending_slot = self._count("pending_slot")
+        pending = pending_slot[env_ids]
+        # Rows of this insert whose env has a pending step: it completes now.
+        rows = torch.nonzero(pending >= 0).view(-1)
+        self._check_room(env_ids, ids, env_ids[rows])
         starts = torch.logical_not(masks.cpu().bool().view(n))
-        self._complete_pending(env_ids, pending, starts, rewards, truncated)
+        if rows.numel():
+            self._complete_pending(env_ids[rows], rows, pending[rows], starts, rewards, truncated)
         first = int(self._count("num_slots"))
-        slots = torch.arange(first, first + n)
+        if first + n > self.capacity:
+            raise RuntimeError("insert: no room left in the buffer")
         if policy_version is None:
             policy_version = torch.full((n, 1), self.current_policy_version)
-        self.buffers.set(
-            slots.to(self.device),
+        write_rows(
+            self.buffers,
+            first,
             dict(
                 observations=observations,
                 recurrent_hidden_states=recurrent_hidden_states,
@@ -229,48 +239,42 @@ class VERStorage(VERLearning, Storage):
                 value_preds=value_preds,
                 policy_version=policy_version.view(n, 1),
             ),
-            strict=False,
         )
-        no = torch.zeros(n, dtype=torch.bool)
-        self._slots.set(
-            slots,
-            dict(
-                env_ids=env_ids,
-                step_ids=self._count("next_step_id")[env_ids],
-                episode_starts=starts,
-                dones=no,
-                truncated=no.clone(),
-                learnable=no.clone(),
-            ),
-        )
-        self._count("next_step_id")[env_ids] += 1
-        self._count("pending_slot")[env_ids] = slots
+        next_step_id = self._count("next_step_id")
+        slots = self._slots
+        new = slice(first, first + n)
+        cast(Tensor, slots["env_ids"])[new] = env_ids
+        cast(Tensor, slots["step_ids"])[new] = next_step_id[env_ids]
+        cast(Tensor, slots["episode_starts"])[new] = starts
+        for key in ("dones", "truncated", "learnable"):
+            cast(Tensor, slots[key])[new] = False
+        next_step_id[env_ids] += 1
+        new_slots = torch.arange(first, first + n)
+        pending_slot[env_ids] = new_slots
         self._count("num_slots").add_(n)
-        return slots
+        return new_slots
 
     def _complete_pending(
         self,
         env_ids: Tensor,
+        rows: Tensor,
         pending: Tensor,
         starts: Tensor,
         rewards: Optional[Tensor],
         truncated: Optional[Tensor] = None,
     ) -> None:
-        """Gives the envs' pending steps their reward and done; they become learnable."""
-        completing = pending >= 0
-        if not bool(completing.any()):
-            return
+        """Gives the ``pending`` slots of ``env_ids`` (rows ``rows`` of the
+        insert) their reward and done; they become learnable."""
         if rewards is None:
             raise ValueError("insert: rewards are required for envs with a pending step")
-        prev = pending[completing]
-        got = rewards.view(-1, 1)[completing.to(rewards.device)]
-        self._buf("rewards")[prev.to(self.device)] = got.to(self.device)
-        self._slot("dones")[prev] = starts[completing]
+        ended = starts[rows]
+        got = rewards.reshape(-1, 1)[rows.to(rewards.device)]
+        self._buf("rewards")[pending.to(self.device)] = got.to(self.device)
+        self._slot("dones")[pending] = ended
         if truncated is not None:
-            cut = truncated.cpu().bool().view(-1)[completing]
-            self._slot("truncated")[prev] = cut & starts[completing]
-        self._slot("learnable")[prev] = True
-        self._count("env_steps")[env_ids[completing]] += 1
+            self._slot("truncated")[pending] = truncated.cpu().bool().view(-1)[rows] & ended
+        self._slot("learnable")[pending] = True
+        self._count("env_steps")[env_ids] += 1
 
     def increment_policy_version(self) -> None:
         self.current_policy_version += 1
