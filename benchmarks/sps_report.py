@@ -42,11 +42,16 @@ def to_json(report: Dict[str, Any]) -> str:
 OVER_LIMIT = 1.05
 
 
-def with_limit(result: Dict[str, Any], limit: Optional[float]) -> Dict[str, Any]:
-    """``result`` plus its steady and collection-only rates as fractions of ``limit``."""
+def with_limit(
+    result: Dict[str, Any], limit: Optional[float], ceiling: Optional[float] = None
+) -> Dict[str, Any]:
+    """``result`` plus its steady and collection-only rates as fractions of
+    ``limit`` (and the collection rate as a fraction of the env ``ceiling``)."""
     if limit is None or "steady_sps" not in result:
         return result
     out = dict(result, limit_fraction=result["steady_sps"] / limit)
+    if ceiling and result.get("collect_sps"):
+        out["collect_ceiling_fraction"] = result["collect_sps"] / ceiling
     if result["steady_sps"] > OVER_LIMIT * limit:
         # Faster than envs that never wait for an action: not these envs.
         out["over_limit"] = True
@@ -112,6 +117,11 @@ def print_table(name: str, entry: Dict[str, Any]) -> None:
         print(
             f"  limit check (no-op envs, sleep only): {check['steps_per_s']:.1f} steps/s, "
             f"slept/drawn share {check['delay_share']:.3f}"
+        )
+    if info.get("env_ceiling"):
+        print(
+            f"  env ceiling (the workload's envs, no policy): "
+            f"{info['env_ceiling']['steps_per_s']:.1f} steps/s"
         )
     print(
         f"{'system':16s} {'steady':>8s} {'mean':>8s} {'of limit':>9s} {'collect s':>10s} "

@@ -218,6 +218,7 @@ def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict)
         info["limit_check"] = wait_bound.measured_limit(
             SimpleNamespace(**info["straggler"]), info["envs"], args.limit_check_seconds
         )
+        info["env_ceiling"] = wait_bound.env_ceiling(config, overrides, args.limit_check_seconds)
     entry: Dict[str, Any] = dict(workload=info, results={})
     report["workloads"][name] = entry
     out = Path(args.out)
@@ -230,7 +231,8 @@ def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict)
             result = run_variant(
                 config, overrides + VARIANTS[variant] + extra, launcher=LAUNCHERS.get(variant)
             )
-        entry["results"][variant] = sps_report.with_limit(result, info.get("limit_sps"))
+        ceiling = info.get("env_ceiling", {}).get("steps_per_s")
+        entry["results"][variant] = sps_report.with_limit(result, info.get("limit_sps"), ceiling)
         entry["ratios"] = sps_report.ratios(entry["results"])
         entry["targets"] = sps_report.targets(entry["results"], info.get("limit_sps"))
         # Written after every system, so an interrupted run keeps what it measured.
@@ -261,7 +263,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
         "--limit-check-seconds",
         type=float,
         default=5.0,
-        help="seconds of stepping wrapped no-op envs to check the wait-bound limit (0: skip)",
+        help="seconds of stepping wrapped no-op envs to check the wait-bound limit, then the "
+        "workload's own envs without a policy (its env ceiling; 0: skip both)",
     )
     parser.add_argument(
         "--stages-dir",

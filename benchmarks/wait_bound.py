@@ -7,7 +7,11 @@ action does at most ``1 / w_i`` steps/s, so all of them together at most
 
     limit = sum_i 1 / w_i = sum_i 1 / (s_i * (b + p * L_s))
 
-(Doom's own CPU time and inference only lower the reachable rate).  The speed
+(Doom's own CPU time and inference only lower the reachable rate).
+:func:`env_ceiling` measures what the workload's real envs reach on this
+machine when nobody computes anything between a result and the next action:
+Doom's own step, ``time.sleep``'s overshoot and the worker pipes included,
+so a trainer's collection is compared with what its envs allow here.  The speed
 factors ``s_i`` are the ones the run's envs draw: the same sampler, seed and
 global env index.  :func:`measured_limit` checks the formula on this machine:
 it steps the wrapper around a no-op env in one thread per env for a few
@@ -86,3 +90,34 @@ def measured_limit(straggler: Any, num_envs: int, seconds: float) -> Dict[str, f
         delay_share=sum(env.total_delay_s for env in envs) / (wall * num_envs),
         drawn_mean_wait_s=sum(drawn) / len(drawn),
     )
+
+
+def env_ceiling(config: str, overrides: List[str], seconds: float) -> Dict[str, float]:
+    """Steps/s of the workload's own envs, each in its :class:`EnvWorkerPool`
+    worker, answered at once with a fixed action (no policy, no storage).
+
+    Counted over ``seconds`` after one second of stepping (start-up excluded).
+    """
+    import torch
+
+    from habitat_ver.config.compose import get_config
+    from habitat_ver.envs.factory import env_builders
+    from habitat_ver.system.worker_pool import EnvWorkerPool
+
+    cfg = get_config(config, overrides)
+    with EnvWorkerPool([make for _, make in env_builders(cfg)]) as pool:
+        action = torch.as_tensor(pool.action_space.sample()).view(1, -1)
+        pool.reset()
+        pool.send_actions(torch.arange(pool.num_envs), action.repeat(pool.num_envs, 1))
+        steps, start = 0, None
+        warm_until = time.monotonic() + 1.0
+        while start is None or time.monotonic() - start < seconds:
+            ids = pool.wait_ready(pool.num_envs)
+            pool.send_actions(torch.tensor(ids), action.repeat(len(ids), 1))
+            if start is None:
+                if time.monotonic() >= warm_until:
+                    start = time.monotonic()
+            else:
+                steps += len(ids)
+        wall = time.monotonic() - start
+    return dict(steps_per_s=steps / wall, seconds=wall)

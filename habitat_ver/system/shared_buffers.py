@@ -157,9 +157,8 @@ def record_episode_stats(
     stats["reward"][ids] += episode_reward[ids] * dones
     stats["count"][ids] += dones
     episode_reward[ids] *= 1.0 - dones
-    for row, env in enumerate(ids.tolist()):
-        if not dones[row]:
-            continue
+    ended = dones.view(-1).nonzero().view(-1).tolist()
+    for row, env in zip(ended, ids[ended].tolist()):
         for column, name in enumerate(info_names[env]):
             value = float(infos[row, column])
             if value == value:  # NaN: the metric was absent this step
