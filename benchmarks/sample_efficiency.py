@@ -18,11 +18,12 @@ PNG: the mean over seeds (thick) and every seed (thin) per system.
 """
 
 import argparse
+import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 # The benchmarks folder is not a package: its sibling modules are found by path.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -110,6 +111,28 @@ def run_seed(system: str, seed: int, args: argparse.Namespace) -> Dict[str, Any]
     return result
 
 
+def finished_runs(out: Path, args: argparse.Namespace) -> Dict[Tuple[str, str], Any]:
+    """``(system, seed) -> run`` of the runs in ``out`` that did not fail, when
+    ``out`` was written with this run's steps, threshold and envs; else none."""
+    if not out.exists():
+        return {}
+    previous = json.loads(out.read_text())
+    same = (previous.get("steps"), previous.get("threshold"), previous.get("stragglers")) == (
+        args.steps,
+        args.threshold,
+        not args.no_stragglers,
+    )
+    if not same:
+        print(f"--resume: {out} is of other settings; running everything")
+        return {}
+    return {
+        (system, seed): run
+        for system, entry in previous.get("systems", {}).items()
+        for seed, run in entry.get("seeds", {}).items()
+        if "error" not in run
+    }
+
+
 def plot(report: Dict[str, Any], path: Path) -> None:
     import matplotlib
 
@@ -148,9 +171,16 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, default=400.0, help="return to reach")
     parser.add_argument("--no-stragglers", action="store_true", help="plain CartPole")
     parser.add_argument("--out", default=str(ROOT / "benchmarks/results/sample_efficiency.json"))
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the runs --out already holds (same steps, threshold and envs) "
+        "that did not fail; run only the others",
+    )
     args = parser.parse_args()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    done = finished_runs(out, args) if args.resume else {}
     report: Dict[str, Any] = dict(
         git_sha=trainer_sps._git_sha(),
         cpus=os.cpu_count(),
@@ -165,8 +195,12 @@ def main() -> None:
         entry: Dict[str, Any] = dict(config=SYSTEMS[system][0], seeds={})
         report["systems"][system] = entry
         for seed in report["seeds"]:
-            print(f"[{time.strftime('%H:%M:%S')}] {system} seed {seed} ...", flush=True)
-            run = run_seed(system, seed, args)
+            run = done.get((system, str(seed)))
+            if run is not None:
+                print(f"{system} seed {seed}: kept from {out}")
+            else:
+                print(f"[{time.strftime('%H:%M:%S')}] {system} seed {seed} ...", flush=True)
+                run = run_seed(system, seed, args)
             entry["seeds"][str(seed)] = run
             if "error" in run:
                 print(f"  failed: {run['error']}")

@@ -3,7 +3,9 @@ rate, the collection/learning split, the log-key mapping, the targets and the
 mean of seed curves, on hand-computed values.  (The scripts themselves are
 benchmarks, never run here.)"""
 
+import argparse
 import importlib.util
+import json
 import math
 import sys
 from pathlib import Path
@@ -183,6 +185,35 @@ def test_mean_curve_and_steps_to_threshold():
     assert sample_efficiency.steps_to([[5, 1.0], [9, 4.0], [12, 3.0]], 4.0) == 9
     assert sample_efficiency.steps_to([[5, 1.0]], 4.0) is None
     assert not math.isnan(sample_efficiency.mean_curve(curves, points=1)[0][1])
+
+
+def test_collection_as_a_fraction_of_the_env_ceiling():
+    got = sps_report.with_limit({"steady_sps": 300.0, "collect_sps": 380.0}, 400.0, 390.0)
+    assert got["collect_limit_fraction"] == pytest.approx(0.95)
+    assert got["collect_ceiling_fraction"] == pytest.approx(380.0 / 390.0)
+    assert "collect_ceiling_fraction" not in sps_report.with_limit({"steady_sps": 1.0}, 4.0)
+
+
+def test_resume_keeps_the_finished_runs_of_the_same_settings(tmp_path):
+    sample_efficiency = _load("sample_efficiency")
+    out = tmp_path / "se.json"
+    ok, failed = {"final_return": 500.0}, {"error": ["boom"]}
+    out.write_text(
+        json.dumps(
+            dict(
+                steps=1000,
+                threshold=400.0,
+                stragglers=True,
+                systems={"ver": {"seeds": {"1": failed, "2": ok}}, "appo": {"seeds": {"1": ok}}},
+            )
+        )
+    )
+    args = argparse.Namespace(steps=1000, threshold=400.0, no_stragglers=False)
+    assert sample_efficiency.finished_runs(out, args) == {("ver", "2"): ok, ("appo", "1"): ok}
+    # Other settings: nothing is kept.
+    args.steps = 2000
+    assert sample_efficiency.finished_runs(out, args) == {}
+    assert sample_efficiency.finished_runs(tmp_path / "none.json", args) == {}
 
 
 def test_upstream_ver_workers_build_our_wrapped_env(monkeypatch):
