@@ -119,6 +119,14 @@ def decode_report(index: int, message: bytes) -> Tuple[Report, int, Any]:
     return report
 
 
+def _await_message(conn: Any, trainer_pid: int) -> None:
+    """Returns once ``conn`` has a message; raises :class:`TrainerGoneError`
+    if the trainer dies first (it is looked at every few seconds)."""
+    while not conn.poll(PARENT_CHECK_SECONDS):
+        if not trainer_alive(trainer_pid):
+            raise TrainerGoneError(f"trainer process {trainer_pid} is gone")
+
+
 class WorkerLink:
     """A worker's end of its pipe to the trainer (see the module docstring).
 
@@ -150,9 +158,7 @@ class WorkerLink:
         outright (SIGKILL, an abort in a collective) would leave them waiting
         forever: the wait looks at the trainer every few seconds.
         """
-        while not self._conn.poll(PARENT_CHECK_SECONDS):
-            if not trainer_alive(self._trainer_pid):
-                raise TrainerGoneError(f"trainer process {self._trainer_pid} is gone")
+        _await_message(self._conn, self._trainer_pid)
         message = self._conn.recv_bytes()
         command = _COMMANDS_BY_MESSAGE.get(message)
         return command if command is not None else ForkingPickler.loads(message)
@@ -163,9 +169,7 @@ def _next_command(commands: Any, trainer_pid: int) -> Any:
     :meth:`WorkerLink.receive`, raises :class:`TrainerGoneError` once the
     trainer died."""
     # SimpleQueue has no timeout; its reading end (a Connection) can poll.
-    while not commands._reader.poll(PARENT_CHECK_SECONDS):
-        if not trainer_alive(trainer_pid):
-            raise TrainerGoneError(f"trainer process {trainer_pid} is gone")
+    _await_message(commands._reader, trainer_pid)
     return commands.get()
 
 
