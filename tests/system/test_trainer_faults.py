@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from ..conftest import foreground_sigint
+
 RUN_TIMEOUT_S = 240
 
 
@@ -24,6 +26,7 @@ def start_script(script, *args):
             stdout=out,
             stderr=err,
             start_new_session=True,
+            preexec_fn=foreground_sigint,  # the ctrl-c cases signal it as a terminal would
         )
 
 

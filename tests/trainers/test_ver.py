@@ -18,6 +18,7 @@ from habitat_ver.run import execute_exp
 from habitat_ver.system.reward_guard import NonFiniteRewardError
 from habitat_ver.trainers.ver import VERTrainer
 
+from ..conftest import foreground_sigint
 from .conftest import run_overrides, tensorboard_scalars
 
 T, N = 16, 2
@@ -461,10 +462,6 @@ def _processes_in(folder) -> list:
     return found
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.mark.multiproc
 def test_ctrl_c_stops_the_run_and_every_worker(tmp_path):
     out = tmp_path / "run"
@@ -476,8 +473,6 @@ def test_ctrl_c_stops_the_run_and_every_worker(tmp_path):
         *run_overrides(out, num_updates=100000),
     ]
     # stderr goes to a file: a pipe nobody reads fills up and blocks the run.
-    # A shell starts background jobs (`make test &`, nohup) with SIGINT ignored,
-    # and children inherit that, so the run gets the terminal's disposition back.
     with open(tmp_path / "stderr.txt", "w") as stderr:
         proc = subprocess.Popen(
             cmd,
@@ -485,7 +480,7 @@ def test_ctrl_c_stops_the_run_and_every_worker(tmp_path):
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             start_new_session=True,
-            preexec_fn=_default_sigint,
+            preexec_fn=foreground_sigint,
         )
     try:
         deadline = time.monotonic() + 120
