@@ -52,6 +52,8 @@ def with_limit(
     out = dict(result, limit_fraction=result["steady_sps"] / limit)
     if ceiling and result.get("collect_sps"):
         out["collect_ceiling_fraction"] = result["collect_sps"] / ceiling
+    if ceiling and result.get("collect_share") is not None:
+        out["ceiling_x_collect_share"] = ceiling * result["collect_share"]
     if result["steady_sps"] > OVER_LIMIT * limit:
         # Faster than envs that never wait for an action: not these envs.
         out["over_limit"] = True
@@ -77,8 +79,18 @@ def ratios(results: Dict[str, Dict[str, Any]]) -> Dict[str, float]:
     return out
 
 
-def targets(results: Dict[str, Dict[str, Any]], limit: Optional[float]) -> Dict[str, Any]:
-    """Issue 18's targets (items 2 and 3) on what ran: ``{target: [value, bound, met]}``."""
+def targets(
+    results: Dict[str, Dict[str, Any]], limit: Optional[float], ceiling: Optional[float] = None
+) -> Dict[str, Any]:
+    """Issue 18's targets (items 2 and 3) on what ran: ``{target: [value, bound, met]}``.
+
+    The issue defines the limit as the sum over envs of 1 / mean step time.
+    Two readings of it are checked side by side: ``limit``, the wait-only
+    formula (Doom's own step counted as free), and ``ceiling``, the envs'
+    measured rate when answered at once (their whole step: Doom, the wait and
+    ``time.sleep``'s overshoot); the limit-based targets are checked against
+    each that is given.
+    """
     out: Dict[str, Any] = {}
 
     def check(name: str, value: Optional[float], bound: Optional[float]) -> None:
@@ -87,14 +99,18 @@ def targets(results: Dict[str, Dict[str, Any]], limit: Optional[float]) -> Dict[
 
     ver, ddppo = _steady(results, "ver"), _steady(results, "ddppo")
     check("ver >= 2.5x ddppo", ver, 2.5 * ddppo if ddppo else None)
-    share = results.get("ver", {}).get("limit_x_collect_share")
-    check("ver >= 0.9 x limit x collection share", ver, 0.9 * share if share else None)
     ran = [(s, n) for n in VER_SETTINGS if (s := _steady(results, n))]
     best = max(ran)[0] if ran else None
-    if limit is not None:
-        check("best ver >= 0.85 x limit", best, 0.85 * limit)
-        collect = results.get("ver", {}).get("collect_sps")
-        check("ver collection alone >= 0.95 x limit", collect, 0.95 * limit)
+    collect = results.get("ver", {}).get("collect_sps")
+    for name, bound, share_key in (
+        ("limit", limit, "limit_x_collect_share"),
+        ("env ceiling", ceiling, "ceiling_x_collect_share"),
+    ):
+        share = results.get("ver", {}).get(share_key)
+        check(f"ver >= 0.9 x {name} x collection share", ver, 0.9 * share if share else None)
+        if bound is not None:
+            check(f"best ver >= 0.85 x {name}", best, 0.85 * bound)
+            check(f"ver collection alone >= 0.95 x {name}", collect, 0.95 * bound)
     upstream = _steady(results, "upstream_ver")
     check("best ver >= 1.2x upstream ver", best, 1.2 * upstream if upstream else None)
     check("appo >= ver", _steady(results, "appo"), ver)
@@ -122,7 +138,10 @@ def print_table(name: str, entry: Dict[str, Any]) -> None:
         print(
             f"  env ceiling (the workload's envs, no policy): "
             f"{info['env_ceiling']['steps_per_s']:.1f} steps/s"
+            f" ({info['env_ceiling']['steps_per_s'] / limit:.3f} of the limit)"
         )
+    if info.get("env_ceiling_after"):
+        print(f"  env ceiling after every system: {info['env_ceiling_after']['steps_per_s']:.1f}")
     print(
         f"{'system':16s} {'steady':>8s} {'mean':>8s} {'of limit':>9s} {'collect s':>10s} "
         f"{'learn s':>8s} {'collect %':>10s} {'collect sps':>12s}"

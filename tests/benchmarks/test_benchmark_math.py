@@ -172,7 +172,27 @@ def test_targets_and_limit_fractions():
     assert got["best ver >= 1.2x upstream ver"] == [350.0, 360.0, False]
     assert got["ver collection alone >= 0.95 x limit"] == [390.0, 380.0, True]
     assert "appo >= ver" not in got  # appo did not run
+    assert not any("ceiling" in name for name in got)  # none measured
     assert sps_report.ratios(results)["ver/ddppo"] == pytest.approx(3.0)
+
+
+def test_targets_against_the_env_ceiling_beside_the_wait_only_limit():
+    # Limit 400, envs alone 376 (0.94 of it): collection at 360 misses 0.95 x
+    # 400 = 380 but meets 0.95 x 376 = 357.2; 0.9 x 376 x 0.75 = 253.8.
+    ver = sps_report.with_limit(
+        {"steady_sps": 270.0, "collect_share": 0.75, "collect_sps": 360.0}, 400.0, 376.0
+    )
+    assert ver["ceiling_x_collect_share"] == pytest.approx(282.0)
+    got = sps_report.targets({"ver": ver}, 400.0, 376.0)
+    assert got["ver collection alone >= 0.95 x limit"] == [360.0, 380.0, False]
+    assert got["ver collection alone >= 0.95 x env ceiling"] == [360.0, pytest.approx(357.2), True]
+    assert got["ver >= 0.9 x limit x collection share"] == [270.0, 270.0, True]
+    assert got["ver >= 0.9 x env ceiling x collection share"] == [
+        270.0,
+        pytest.approx(253.8),
+        True,
+    ]
+    assert got["best ver >= 0.85 x env ceiling"] == [270.0, pytest.approx(319.6), False]
 
 
 def test_mean_curve_and_steps_to_threshold():
