@@ -43,15 +43,21 @@ OVER_LIMIT = 1.05
 
 
 def with_limit(
-    result: Dict[str, Any], limit: Optional[float], ceiling: Optional[float] = None
+    result: Dict[str, Any],
+    limit: Optional[float],
+    ceiling: Optional[float] = None,
+    inference_ceiling: Optional[float] = None,
 ) -> Dict[str, Any]:
     """``result`` plus its steady and collection-only rates as fractions of
-    ``limit`` (and the collection rate as a fraction of the env ``ceiling``)."""
+    ``limit`` (and the collection rate as a fraction of the env ``ceiling``
+    and of the ``inference_ceiling``, see :func:`wait_bound.env_ceiling`)."""
     if limit is None or "steady_sps" not in result:
         return result
     out = dict(result, limit_fraction=result["steady_sps"] / limit)
     if ceiling and result.get("collect_sps"):
         out["collect_ceiling_fraction"] = result["collect_sps"] / ceiling
+    if inference_ceiling and result.get("collect_sps"):
+        out["collect_inference_ceiling_fraction"] = result["collect_sps"] / inference_ceiling
     if ceiling and result.get("collect_share") is not None:
         out["ceiling_x_collect_share"] = ceiling * result["collect_share"]
     if result["steady_sps"] > OVER_LIMIT * limit:
@@ -139,6 +145,13 @@ def print_table(name: str, entry: Dict[str, Any]) -> None:
             f"  env ceiling (the workload's envs, no policy): "
             f"{info['env_ceiling']['steps_per_s']:.1f} steps/s"
             f" ({info['env_ceiling']['steps_per_s'] / limit:.3f} of the limit)"
+        )
+    if info.get("inference_ceiling"):
+        inference = info["inference_ceiling"]
+        print(
+            f"  inference ceiling (the same envs answered by the policy, no storage): "
+            f"{inference['steps_per_s']:.1f} steps/s, {inference['envs_per_batch']:.2f} envs "
+            f"per batch"
         )
     if info.get("env_ceiling_after"):
         print(f"  env ceiling after every system: {info['env_ceiling_after']['steps_per_s']:.1f}")

@@ -219,6 +219,9 @@ def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict)
             SimpleNamespace(**info["straggler"]), info["envs"], args.limit_check_seconds
         )
         info["env_ceiling"] = wait_bound.env_ceiling(config, overrides, args.limit_check_seconds)
+        info["inference_ceiling"] = wait_bound.env_ceiling(
+            config, overrides, args.limit_check_seconds, with_inference=True
+        )
     entry: Dict[str, Any] = dict(workload=info, results={})
     report["workloads"][name] = entry
     out = Path(args.out)
@@ -232,7 +235,12 @@ def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict)
                 config, overrides + VARIANTS[variant] + extra, launcher=LAUNCHERS.get(variant)
             )
         ceiling = info.get("env_ceiling", {}).get("steps_per_s")
-        entry["results"][variant] = sps_report.with_limit(result, info.get("limit_sps"), ceiling)
+        entry["results"][variant] = sps_report.with_limit(
+            result,
+            info.get("limit_sps"),
+            ceiling,
+            info.get("inference_ceiling", {}).get("steps_per_s"),
+        )
         entry["ratios"] = sps_report.ratios(entry["results"])
         entry["targets"] = sps_report.targets(entry["results"], info.get("limit_sps"), ceiling)
         # Written after every system, so an interrupted run keeps what it measured.

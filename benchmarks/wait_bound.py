@@ -11,7 +11,9 @@ action does at most ``1 / w_i`` steps/s, so all of them together at most
 :func:`env_ceiling` measures what the workload's real envs reach on this
 machine when nobody computes anything between a result and the next action:
 Doom's own step, ``time.sleep``'s overshoot and the worker pipes included,
-so a trainer's collection is compared with what its envs allow here.  The speed
+so a trainer's collection is compared with what its envs allow here; with
+``with_inference`` the same loop also runs the config's policy on each ready
+batch (the *inference ceiling*: collection whose only work is inference).  The speed
 factors ``s_i`` are the ones the run's envs draw: the same sampler, seed and
 global env index.  :func:`measured_limit` checks the formula on this machine:
 it steps the wrapper around a no-op env in one thread per env for a few
@@ -92,11 +94,20 @@ def measured_limit(straggler: Any, num_envs: int, seconds: float) -> Dict[str, f
     )
 
 
-def env_ceiling(config: str, overrides: List[str], seconds: float) -> Dict[str, float]:
+def env_ceiling(
+    config: str, overrides: List[str], seconds: float, with_inference: bool = False
+) -> Dict[str, float]:
     """Steps/s of the workload's own envs, each in its :class:`EnvWorkerPool`
     worker, answered at once with a fixed action (no policy, no storage).
 
-    Counted over ``seconds`` after one second of stepping (start-up excluded).
+    With ``with_inference`` each ready batch is answered by the config's
+    policy instead (one torch thread, as the trainers run on the CPU; no
+    storage, no statistics): the *inference ceiling*, what a collector whose
+    only work is inference would reach.  Counted over ``seconds`` after one
+    second of stepping (start-up excluded).
+
+    Returns:
+        ``steps_per_s``, ``seconds`` and ``envs_per_batch`` (mean batch).
     """
     import torch
 
@@ -105,19 +116,61 @@ def env_ceiling(config: str, overrides: List[str], seconds: float) -> Dict[str, 
     from habitat_ver.system.worker_pool import EnvWorkerPool
 
     cfg = get_config(config, overrides)
-    with EnvWorkerPool([make for _, make in env_builders(cfg)]) as pool:
-        action = torch.as_tensor(pool.action_space.sample()).view(1, -1)
-        pool.reset()
-        pool.send_actions(torch.arange(pool.num_envs), action.repeat(pool.num_envs, 1))
-        steps, start = 0, None
-        warm_until = time.monotonic() + 1.0
-        while start is None or time.monotonic() - start < seconds:
-            ids = pool.wait_ready(pool.num_envs)
-            pool.send_actions(torch.tensor(ids), action.repeat(len(ids), 1))
-            if start is None:
-                if time.monotonic() >= warm_until:
-                    start = time.monotonic()
-            else:
-                steps += len(ids)
-        wall = time.monotonic() - start
-    return dict(steps_per_s=steps / wall, seconds=wall)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with EnvWorkerPool([make for _, make in env_builders(cfg)]) as pool:
+            answer = _inference(cfg, pool) if with_inference else _fixed_action(pool)
+            pool.reset()
+            answer(torch.arange(pool.num_envs), True)
+            steps, batches, start = 0, 0, None
+            warm_until = time.monotonic() + 1.0
+            while start is None or time.monotonic() - start < seconds:
+                ids = torch.tensor(pool.wait_ready(pool.num_envs))
+                answer(ids, False)
+                if start is None:
+                    if time.monotonic() >= warm_until:
+                        start = time.monotonic()
+                else:
+                    steps, batches = steps + len(ids), batches + 1
+            wall = time.monotonic() - start
+    finally:
+        torch.set_num_threads(threads)
+    return dict(steps_per_s=steps / wall, seconds=wall, envs_per_batch=steps / max(batches, 1))
+
+
+def _fixed_action(pool: Any) -> Any:
+    import torch
+
+    action = torch.as_tensor(pool.action_space.sample()).view(1, -1)
+
+    def answer(ids: Any, first: bool) -> None:
+        pool.send_actions(ids, action.repeat(len(ids), 1))
+
+    return answer
+
+
+def _inference(cfg: Any, pool: Any) -> Any:
+    """Answers ready envs with the config's policy (recurrent state kept per env)."""
+    import torch
+    from habitat_baselines.common.baseline_registry import baseline_registry
+
+    from habitat_ver.policies.agent_config import agent_policy_config
+
+    policy_cfg = agent_policy_config(cfg, None)
+    policy_cls = baseline_registry.get_policy(policy_cfg.name)
+    policy = policy_cls.from_config(cfg, pool.observation_space, pool.action_space).eval()
+    n = pool.num_envs
+    hidden = torch.zeros(n, policy.num_recurrent_layers, policy.recurrent_hidden_size)
+    prev_actions = torch.zeros(n, *pool.buffers.actions.shape[1:], dtype=torch.long)
+
+    def answer(ids: Any, first: bool) -> None:
+        observations, _, dones, _ = pool.read(ids)
+        masks = torch.logical_not(dones).view(-1, 1) & (not first)
+        with torch.inference_mode():
+            out = policy.act(observations, hidden[ids], prev_actions[ids], masks)
+        pool.send_actions(ids, out.env_actions)
+        hidden[ids] = out.rnn_hidden_states
+        prev_actions[ids] = out.actions
+
+    return answer

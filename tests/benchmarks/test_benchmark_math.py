@@ -208,9 +208,10 @@ def test_mean_curve_and_steps_to_threshold():
 
 
 def test_collection_as_a_fraction_of_the_env_ceiling():
-    got = sps_report.with_limit({"steady_sps": 300.0, "collect_sps": 380.0}, 400.0, 390.0)
+    got = sps_report.with_limit({"steady_sps": 300.0, "collect_sps": 380.0}, 400.0, 390.0, 360.0)
     assert got["collect_limit_fraction"] == pytest.approx(0.95)
     assert got["collect_ceiling_fraction"] == pytest.approx(380.0 / 390.0)
+    assert got["collect_inference_ceiling_fraction"] == pytest.approx(380.0 / 360.0)
     assert "collect_ceiling_fraction" not in sps_report.with_limit({"steady_sps": 1.0}, 4.0)
 
 
