@@ -17,6 +17,7 @@ import torch
 from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 
 from habitat_ver.distributed.preemption import RolloutTracker
+from habitat_ver.system.info_metrics import StepMetrics
 from habitat_ver.system.truncation import truncated_from_info
 from habitat_ver.trainers.base import HabitatVerTrainer
 
@@ -75,15 +76,20 @@ class DDPPOTrainer(HabitatVerTrainer):
 
     def _collect_environment_result(self, buffer_index: int = 0) -> int:
         """Upstream's, plus the step's time-limit cuts, read from each env's
-        info as upstream's loop receives it, into the storage."""
+        info as upstream's loop receives it, into the storage; every env's
+        info gets the metrics any env of the step has
+        (:class:`~habitat_ver.system.info_metrics.StepMetrics`)."""
         # Lock-step only (a VectorEnv), whose step results are read per env.
         envs: Any = self.envs
-        cuts = {}
+        cuts, metrics = {}, StepMetrics()
         wait, patched = envs.wait_step_at, "wait_step_at" in vars(envs)
 
         def recording_wait(index: int) -> Any:
             result = wait(index)
             cuts[index] = truncated_from_info(result[3], result[2])
+            # Upstream reads the infos once every env of the step is in: after
+            # the last one, each info holds every metric of the step.
+            metrics.add(result[3])
             return result
 
         envs.wait_step_at = recording_wait

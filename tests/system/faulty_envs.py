@@ -1,6 +1,8 @@
-"""Envs that raise or hang at their third step, for the failure tests (not collected).
+"""Envs that raise or hang at their third step, for the failure tests, and
+CartPoles cut short by gym's time limit (not collected).
 
-Importing it registers the gym ids ``RaisesOnThirdStep-v0`` and ``HangsOnThirdStep-v0``.
+Importing it registers the gym ids ``RaisesOnThirdStep-v0``,
+``HangsOnThirdStep-v0``, ``CutAt3CartPole-v0`` and ``CutAt5CartPole-v0``.
 """
 
 import time
@@ -35,3 +37,13 @@ class HangsOnThirdStep(RaisesOnThirdStep):
 
 
 register(id="HangsOnThirdStep-v0", entry_point=HangsOnThirdStep)
+
+
+# CartPole never falls within 5 steps, so every episode of these ends by gym's
+# TimeLimit cut, whose info alone carries ``TimeLimit.truncated``.
+for _cut in (3, 5):
+    register(
+        id=f"CutAt{_cut}CartPole-v0",
+        entry_point="gym.envs.classic_control:CartPoleEnv",
+        max_episode_steps=_cut,
+    )

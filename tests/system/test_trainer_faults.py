@@ -167,3 +167,20 @@ def test_ddppo_hung_env_is_named_and_the_run_stops(stop, tmp_path, processes_lef
     else:
         assert code == -signal.SIGKILL
     assert processes_left(str(script.parent)) == []
+
+
+@pytest.mark.multiproc
+def test_ddppo_metric_that_only_some_envs_report_is_counted_per_env(tmp_path, marked_scripts):
+    # Envs 0 and 2 end every 3 steps, 1 and 3 every 5, all by the time limit:
+    # at step 3 two of the four infos carry TimeLimit.truncated. Upstream's
+    # statistics stacked it to 2 values for 4 envs (RuntimeError: size of
+    # tensor a (4) must match ... b (2)); with one env it would broadcast.
+    script = marked_scripts("ddppo_metrics_run.py", "faulty_envs.py")
+    code, out, err = run_script(script, tmp_path / "out")
+    assert code == 0, err[-3000:]
+    count = [float(v) for v in out.split("count: [")[1].split("]")[0].split(",")]
+    truncated = [float(v) for v in out.split("truncated: [")[1].split("]")[0].split(",")]
+    # 2 updates x T=15 = 30 lock-steps: 30 / 3 = 10 episodes, 30 / 5 = 6.
+    assert count == [10.0, 6.0, 10.0, 6.0]
+    # Every episode was cut, each counted once, on its own env.
+    assert truncated == count
