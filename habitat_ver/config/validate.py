@@ -144,6 +144,42 @@ def validate_training(config: Any) -> None:
         )
 
 
+# Upstream reads one key of each pair and wants the other at -1: how long a
+# run is (updates or steps) and when it checkpoints (a count spread over the
+# run, or every so many updates).
+_SCHEDULE_PAIRS = (
+    (
+        ("num_updates", lambda v: _is_count(v, 1), "an integer >= 1"),
+        ("total_num_steps", lambda v: _in_range(v, 0.0, math.inf, True), "a number > 0"),
+    ),
+    (
+        ("num_checkpoints", lambda v: _is_count(v, 1), "an integer >= 1"),
+        ("checkpoint_interval", lambda v: _is_count(v, 1), "an integer >= 1 (updates)"),
+    ),
+)
+
+
+def validate_schedule(config: Any) -> None:
+    """Run length and checkpoint schedule: exactly one key of each pair is set."""
+    baselines = config.habitat_baselines
+    for pair in _SCHEDULE_PAIRS:
+        (first, _, first_allowed), (second, _, second_allowed) = pair
+        usage = (
+            f"set exactly one of habitat_baselines.{first} ({first_allowed}) and "
+            f"habitat_baselines.{second} ({second_allowed}); the other stays -1"
+        )
+        chosen = [name for name, _, _ in pair if baselines[name] != -1]
+        _check(
+            len(chosen) == 1,
+            f"habitat_baselines.{first}",
+            baselines[first],
+            f"with habitat_baselines.{second}={baselines[second]!r}: {usage}",
+        )
+        for name, is_allowed, _ in pair:
+            value = baselines[name]
+            _check(value == -1 or is_allowed(value), f"habitat_baselines.{name}", value, usage)
+
+
 def _validate_ppo_numbers(ppo: Any) -> None:
     """Learning-rule numbers: finite and in their range (NaN never is)."""
     key = "habitat_baselines.rl.ppo."
@@ -335,6 +371,7 @@ def validate(config: Any) -> None:
     check_hab_data(config)
     validate_pointnav_dataset(config)
     validate_training(config)
+    validate_schedule(config)
     validate_ver(config)
     validate_gym_id(config)
     validate_appo(config)

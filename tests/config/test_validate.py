@@ -130,3 +130,59 @@ def test_bad_value_is_one_error_naming_key_value_and_what_is_allowed(
 )
 def test_values_at_the_limits_are_accepted(trainer, overrides):
     validate(get_config(f"gym/{trainer}_cartpole", overrides))
+
+
+HB = "habitat_baselines."
+
+
+@pytest.mark.parametrize(
+    "overrides, start, allowed",
+    [
+        # ddppo_cartpole: total_num_steps=300000, num_checkpoints=5, the others -1.
+        # 0 checkpoints divided by zero after the first update (upstream's schedule).
+        ([HB + "num_checkpoints=0"], HB + "num_checkpoints=0 ", "an integer >= 1"),
+        (
+            [HB + "num_checkpoints=-1", HB + "checkpoint_interval=0"],
+            HB + "checkpoint_interval=0 ",
+            "integer >= 1 (updates)",
+        ),
+        ([HB + "total_num_steps=0"], HB + "total_num_steps=0.0 ", "a number > 0"),
+        (
+            [HB + "total_num_steps=-1", HB + "num_updates=0"],
+            HB + "num_updates=0 ",
+            "num_updates (an integer >= 1)",
+        ),
+        (
+            [HB + "checkpoint_interval=10"],
+            HB + "num_checkpoints=5 ",
+            "with habitat_baselines.checkpoint_interval=10: set exactly one",
+        ),
+        (
+            [HB + "total_num_steps=-1"],
+            HB + "num_updates=-1 ",
+            "with habitat_baselines.total_num_steps=-1.0: set exactly one",
+        ),
+    ],
+)
+def test_run_length_and_checkpoint_schedule_need_one_key_of_each_pair(overrides, start, allowed):
+    config = get_config("gym/ddppo_cartpole", overrides)
+    with pytest.raises(ConfigError) as raised:
+        validate(config)
+    message = str(raised.value)
+    assert message.startswith(start + "is not allowed: "), message
+    assert allowed in message and "\n" not in message
+
+
+def test_either_key_of_each_schedule_pair_is_accepted():
+    validate(get_config("gym/ddppo_cartpole", [HB + "total_num_steps=1.0e4"]))
+    validate(
+        get_config(
+            "gym/ddppo_cartpole",
+            [
+                HB + "total_num_steps=-1",
+                HB + "num_updates=7",
+                HB + "num_checkpoints=-1",
+                HB + "checkpoint_interval=3",
+            ],
+        )
+    )
