@@ -6,10 +6,10 @@ from habitat_ver.config.compose import config_names, get_config
 from habitat_ver.config.hab_validate import (
     HabConfigError,
     action_space_of,
-    check_hab_eval,
     check_registered,
     observation_space_of,
 )
+from habitat_ver.skills.eval_check import check_hab_eval
 
 SKILLS = ["pick", "place", "nav_to_obj", "open_fridge", "close_fridge", "open_cab", "close_cab"]
 SCENARIOS = ["tidy_house", "prepare_groceries", "set_table"]
