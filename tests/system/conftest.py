@@ -102,14 +102,15 @@ def shm_left_since() -> Callable[[Set[str]], Set[str]]:
 @pytest.fixture
 def marked_scripts(tmp_path) -> Callable[..., Path]:
     """Copies the named files of this folder into a fresh marker folder and
-    returns the first one's path.  A script run from there has the folder on
-    its sys.path, and so do the worker processes it starts: it marks every
-    process of the run (see :func:`processes_mentioning`)."""
+    returns the first one's path, with ``quiet_run.py`` (the scripts' shared
+    overrides) beside them.  A script run from there has the folder on its
+    sys.path, and so do the worker processes it starts: it marks every process
+    of the run (see :func:`processes_mentioning`)."""
 
     def copy(*names: str) -> Path:
         marker_dir = tmp_path / "run_marker"
         marker_dir.mkdir()
-        for name in names:
+        for name in (*names, "quiet_run.py"):
             shutil.copy(Path(__file__).with_name(name), marker_dir / name)
         return marker_dir / names[0]
 

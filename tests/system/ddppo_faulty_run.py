@@ -8,6 +8,7 @@ Usage: ddppo_faulty_run.py raises|hangs OUT
 import sys
 
 from habitat_ver.run import main
+from quiet_run import quiet_run  # copied beside this script
 
 if __name__ == "__main__":
     faulty, out = (
@@ -15,16 +16,7 @@ if __name__ == "__main__":
         sys.argv[2],
     )
     main(
-        [
-            "--config-name=gym/ddppo_cartpole",
-            f"habitat_baselines.checkpoint_folder={out}/ck",
-            f"habitat_baselines.tensorboard_dir={out}/tb",
-            f"habitat_baselines.log_file={out}/train.log",
-            "habitat_baselines.progress.enabled=False",
-            "habitat_baselines.num_environments=2",
-            "habitat_baselines.rl.ppo.num_steps=8",
-            "habitat.env_task_gym_dependencies=[habitat_ver.envs,faulty_envs]",
-            f"habitat_baselines.embedded_env.scenarios=[CartPole-v1,{faulty}]",
-            "habitat_baselines.env_workers.hang_warning_seconds=1",
-        ]
+        ["--config-name=gym/ddppo_cartpole"]
+        + quiet_run(out, 2, 8, ["CartPole-v1", faulty])
+        + ["habitat_baselines.env_workers.hang_warning_seconds=1"]
     )

@@ -12,6 +12,7 @@ import torch
 
 from habitat_ver.config.validate import ConfigError
 from habitat_ver.run import main
+from quiet_run import quiet_run  # copied beside this script
 
 KIND = sys.argv[2]  # read now: main() replaces sys.argv
 
@@ -27,14 +28,4 @@ class FailingAdam(torch.optim.Adam):
 if __name__ == "__main__":
     trainer, out = sys.argv[1], sys.argv[3]
     torch.optim.Adam = FailingAdam
-    main(
-        [
-            f"--config-name=gym/{trainer}_cartpole",
-            f"habitat_baselines.checkpoint_folder={out}/ck",
-            f"habitat_baselines.tensorboard_dir={out}/tb",
-            f"habitat_baselines.log_file={out}/train.log",
-            "habitat_baselines.progress.enabled=False",
-            "habitat_baselines.num_environments=4",
-            "habitat_baselines.rl.ppo.num_steps=8",
-        ]
-    )
+    main([f"--config-name=gym/{trainer}_cartpole"] + quiet_run(out, 4, 8))
