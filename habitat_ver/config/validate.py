@@ -125,6 +125,13 @@ def validate_training(config: Any) -> None:
         sync_frac,
         "must be in (0, 1]",
     )
+    layers = baselines.rl.ddppo.num_recurrent_layers
+    _check(
+        _is_count(layers, 1),
+        "habitat_baselines.rl.ddppo.num_recurrent_layers",
+        layers,
+        "an integer >= 1",
+    )
     preemption = baselines.get("distrib_preemption")
     if preemption is not None:
         policies = ("auto", "none", "ddppo", "ver")
@@ -134,6 +141,15 @@ def validate_training(config: Any) -> None:
             preemption.policy,
             f"one of {policies}",
         )
+    # Upstream takes the update count modulo these: 0 divides by zero.
+    intervals = {"log_interval": baselines.log_interval}
+    preemption_section = baselines.rl.get("preemption")
+    if preemption_section is not None:
+        intervals["rl.preemption.save_resume_state_interval"] = (
+            preemption_section.save_resume_state_interval
+        )
+    for name, value in intervals.items():
+        _check(_is_count(value, 1), f"habitat_baselines.{name}", value, "an integer >= 1 (updates)")
     limit = baselines.rl.get("max_nonfinite_rewards")
     if limit is not None:
         _check(

@@ -16,6 +16,12 @@ BAD = [
     ("ddppo", PPO + "gamma=1.5", PPO + "gamma=1.5 ", "[0, 1]"),
     ("ddppo", PPO + "hidden_size=0", PPO + "hidden_size=0 ", "integer >= 1"),
     (
+        "ver",
+        "habitat_baselines.rl.ddppo.num_recurrent_layers=0",
+        "habitat_baselines.rl.ddppo.num_recurrent_layers=0 ",
+        "integer >= 1",
+    ),
+    (
         "ddppo",
         "habitat_baselines.ver_system.min_batch_fraction=2",
         "habitat_baselines.ver_system.min_batch_fraction=2.0 ",
@@ -152,6 +158,12 @@ HB = "habitat_baselines."
             HB + "num_updates=0 ",
             "num_updates (an integer >= 1)",
         ),
+        ([HB + "log_interval=0"], HB + "log_interval=0 ", "an integer >= 1 (updates)"),
+        (
+            [HB + "rl.preemption.save_resume_state_interval=0"],
+            HB + "rl.preemption.save_resume_state_interval=0 ",
+            "an integer >= 1 (updates)",
+        ),
         (
             [HB + "checkpoint_interval=10"],
             HB + "num_checkpoints=5 ",
@@ -164,7 +176,7 @@ HB = "habitat_baselines."
         ),
     ],
 )
-def test_run_length_and_checkpoint_schedule_need_one_key_of_each_pair(overrides, start, allowed):
+def test_run_length_checkpoint_schedule_and_update_intervals_are_checked(overrides, start, allowed):
     config = get_config("gym/ddppo_cartpole", overrides)
     with pytest.raises(ConfigError) as raised:
         validate(config)
