@@ -5,7 +5,8 @@ to habitat's ``VectorEnv``.  Gym tasks still go through habitat's own path
 (``make_gym_from_config`` -> ``make_env_fn`` -> ``GymRegistryEnv`` ->
 ``gym.make``, then ``env.seed(habitat.seed)``); on top of it this applies
 ``habitat_baselines.embedded_env``: which scenario env ``i`` runs, the
-resolution and frame skip of our Doom envs, and the straggler wrapper.
+resolution and frame skip of our Doom envs, the straggler wrapper, and episode
+names that tell the envs apart at evaluation.
 """
 
 import contextlib
@@ -18,6 +19,7 @@ from habitat.gym import make_gym_from_config
 from habitat_ver.config.embedded_env import EmbeddedEnvConfig
 from habitat_ver.config.schema import section_or_default
 from habitat_ver.envs import DOOM_IDS
+from habitat_ver.envs.episode_names import EpisodeNames
 from habitat_ver.envs.straggler import StragglerWrapper
 
 GYM_ENV_TASK = "GymRegistryEnv"
@@ -65,10 +67,10 @@ def build_env(config: Any, env_index: int) -> Any:
             of a mix and the straggler's random stream.
 
     Returns:
-        habitat's ``GymRegistryEnv`` (in a :class:`StragglerWrapper` when
-        ``embedded_env.straggler.enabled``) for ``habitat.env_task ==
-        "GymRegistryEnv"``; otherwise exactly what ``make_gym_from_config``
-        builds.
+        for ``habitat.env_task == "GymRegistryEnv"``, habitat's
+        ``GymRegistryEnv`` (in a :class:`StragglerWrapper` when
+        ``embedded_env.straggler.enabled``) in :class:`EpisodeNames`;
+        otherwise exactly what ``make_gym_from_config`` builds.
     """
     if config.habitat.env_task != GYM_ENV_TASK:
         return make_gym_from_config(config)
@@ -86,4 +88,4 @@ def build_env(config: Any, env_index: int) -> Any:
         env = make_gym_from_config(config)
     if embedded.straggler.enabled:
         env = StragglerWrapper(env, embedded.straggler, env_index)
-    return env
+    return EpisodeNames(env, gym_id, env_index)

@@ -250,12 +250,12 @@ def test_upstream_ver_workers_build_our_wrapped_env(monkeypatch):
     worker_config = get_config("doom/ddppo_wait_bound", ["habitat.seed=103"])  # worker 3
     env = shim.build_our_env(worker_config)
     try:
-        assert isinstance(env, StragglerWrapper)
+        assert isinstance(env.env, StragglerWrapper)  # inside EpisodeNames
         straggler = config.habitat_baselines.embedded_env.straggler
         factors = [StepDelaySampler(straggler, i).speed_factor for i in range(4)]
         assert env.speed_factor == factors[3] and len(set(factors)) == 4
         assert scenario_for(config, 3) != scenario_for(config, 0)
         assert config.habitat.env_task_gym_id != scenario_for(config, 3)
-        assert env.env.env.spec.id == scenario_for(config, 3)  # GymRegistryEnv's gym env
+        assert env.unwrapped.spec.id == scenario_for(config, 3)
     finally:
         env.close()

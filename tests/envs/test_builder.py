@@ -10,6 +10,7 @@ from habitat.core.environments import GymRegistryEnv
 from habitat_ver.config.embedded_env import EmbeddedEnvConfig
 from habitat_ver.envs.builder import build_env, scenario_for
 from habitat_ver.envs.doom import DoomEnv
+from habitat_ver.envs.episode_names import EpisodeNames
 from habitat_ver.envs.straggler import StragglerWrapper
 
 MIX = [
@@ -42,7 +43,7 @@ def _doom(env) -> DoomEnv:
 
 def test_cartpole_through_gym_registry_env():
     env = build_env(_config("CartPole-v1"), env_index=0)
-    assert isinstance(env, GymRegistryEnv)
+    assert isinstance(env, EpisodeNames) and isinstance(env.env, GymRegistryEnv)
     obs = env.reset()
     assert obs.shape == (4,)
     obs, reward, done, _ = env.step(env.action_space.sample())
@@ -59,7 +60,7 @@ def test_cartpole_is_seeded_with_habitat_seed():
 def test_doom_gets_resolution_and_frame_skip():
     cfg = _config(embedded={"resolution": [36, 48], "frame_skip": 2})
     env = build_env(cfg, env_index=0)
-    assert isinstance(env, GymRegistryEnv)
+    assert isinstance(env.env, GymRegistryEnv)
     assert env.observation_space["rgb"].shape == (36, 48, 3)
     assert env.reset()["rgb"].shape == (36, 48, 3)
     assert _doom(env).frame_skip == 2
@@ -74,7 +75,7 @@ def test_upstream_config_without_section_uses_defaults():
     default = EmbeddedEnvConfig()
     assert env.observation_space["rgb"].shape == (*default.resolution, 3)
     assert _doom(env).frame_skip == default.frame_skip
-    assert not isinstance(env, StragglerWrapper)
+    assert not isinstance(env.env, StragglerWrapper)
 
 
 def test_scenario_mix_is_dealt_out_by_env_index():
@@ -106,7 +107,7 @@ def test_straggler_wrapper_iff_enabled(monkeypatch):
     }
     cfg = _config("CartPole-v1", embedded={"straggler": straggler})
     fast, slow = build_env(cfg, 0), build_env(cfg, 1)
-    assert isinstance(fast, StragglerWrapper) and isinstance(fast.env, GymRegistryEnv)
+    assert isinstance(fast.env, StragglerWrapper) and isinstance(fast.env.env, GymRegistryEnv)
     assert (fast.speed_factor, slow.speed_factor) == (2.0, 6.0)
     fast.reset()
     slow.reset()
@@ -115,7 +116,28 @@ def test_straggler_wrapper_iff_enabled(monkeypatch):
     # 2 * 0.01 s and 3 * 2 * 0.01 s
     assert slept == pytest.approx([0.02, 0.06])
     off = _config("CartPole-v1", embedded={"straggler": {"enabled": False}})
-    assert isinstance(build_env(off, 0), GymRegistryEnv)
+    assert isinstance(build_env(off, 0).env, GymRegistryEnv)
+
+
+def test_each_env_names_its_episodes_apart_for_the_evaluator():
+    # habitat's evaluator keys episodes by (scene_id, episode_id): envs must
+    # not share a key, and each reset starts a new one.
+    cfg = _config("CartPole-v1")
+    envs = [build_env(cfg, i) for i in (0, 1)]
+    keys = []
+    for env in envs:
+        for _ in range(2):
+            env.reset()
+            episode = env.current_episode
+            keys.append((episode.scene_id, episode.episode_id))
+    assert keys == [
+        ("CartPole-v1", "env0-1"),
+        ("CartPole-v1", "env0-2"),
+        ("CartPole-v1", "env1-1"),
+        ("CartPole-v1", "env1-2"),
+    ]
+    assert envs[0].number_of_episodes == -1  # unknown: test_episode_count decides
+    assert envs[0].original_action_space == envs[0].action_space
 
 
 def test_other_env_tasks_defer_to_habitat(monkeypatch):
