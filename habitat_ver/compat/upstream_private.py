@@ -54,6 +54,8 @@ UPSTREAM_PRIVATE: Tuple[UpstreamName, ...] = (
     UpstreamName(PPO_TRAINER, "_training_log", "call", "trainers/base, learning_curve"),
     UpstreamName(PPO_TRAINER, "_create_obs_transforms", "call", "trainers/base"),
     UpstreamName(PPO_TRAINER, "_should_save_resume_state", "call", "trainers/base"),
+    UpstreamName(PPO_TRAINER, "_eval_checkpoint", "call", "trainers/base"),
+    UpstreamName(PPO_TRAINER, "_add_preemption_signal_handlers", "call", "trainers/base"),
     UpstreamName(PPO_TRAINER, "_agent", "state", "trainers/*"),
     UpstreamName(PPO_TRAINER, "_ppo_cfg", "state", "trainers/base, ddppo, ver, appo"),
     UpstreamName(PPO_TRAINER, "_is_distributed", "state", "trainers/base, ver, appo"),

@@ -57,6 +57,7 @@ from habitat_ver.distributed.episode_stats import agree_on_episode_stat_keys
 from habitat_ver.system import stop_signals
 from habitat_ver.system.env_pool import EnvPool, SharedBufferPool
 from habitat_ver.trainers.learning_curve import CurveRecorder, curve_path, write_curve_png
+from habitat_ver.trainers.eval_folder import evaluate_folder
 from habitat_ver.trainers.training_log import write_training_log
 from habitat_ver.trainers.progress import (
     RunProgress,
@@ -128,6 +129,29 @@ class HabitatVerTrainer(PPOTrainer):
         upstream_private.adopt_env_pool(self, pool)
 
     @rank0_only
+    def eval(self) -> None:
+        """Upstream's evaluation of one checkpoint file; a folder's checkpoints
+        in order, to the one its run ended with (:mod:`.eval_folder`)."""
+        baselines = self.config.habitat_baselines
+        folder = baselines.eval_ckpt_path_dir
+        if not (baselines.eval.should_load_ckpt and os.path.isdir(folder)):
+            super().eval()
+            return
+        self._add_preemption_signal_handlers()  # SLURM only, as upstream's eval
+        self.device = (
+            torch.device("cuda", baselines.torch_gpu_id)
+            if torch.cuda.is_available()
+            else torch.device("cpu")
+        )
+        with get_writer(self.config, flush_secs=self.flush_secs) as writer:
+
+            def evaluate(path: str, index: int) -> Dict[str, Any]:
+                logger.info(f"evaluating {path}")
+                self._eval_checkpoint(path, writer, checkpoint_index=index)
+                return self.load_checkpoint(path).get("extra_state", {})
+
+            evaluate_folder(folder, evaluate, baselines.num_checkpoints)
+
     def save_checkpoint(self, file_name: str, extra_state: Optional[Dict] = None) -> None:
         """Write ``file_name`` and ``latest.pth`` atomically, config as plain data."""
         checkpoint = {
@@ -302,6 +326,8 @@ class HabitatVerTrainer(PPOTrainer):
                 dict(
                     step=self.num_steps_done,
                     wall_time=(time.time() - self.t_start) + self._prev_time,
+                    # 1 on the run's last checkpoint: a folder's evaluation ends there.
+                    percent_done=self.percent_done(),
                 ),
             )
             self._count_checkpoints += 1

@@ -1,0 +1,110 @@
+"""Evaluating a folder of checkpoints (``eval_ckpt_path_dir`` names a folder).
+
+Upstream's evaluator takes every file of the folder but ``latest*``, oldest
+first, and waits for the next one until it has evaluated
+``habitat_baselines.num_checkpoints`` of them.  On our folders it took the
+resume state for a checkpoint (``KeyError: 'extra_state'``), waited forever
+once a run had written fewer checkpoints than that, and wrote its progress
+into ``checkpoint_folder``, which an evaluation does not create.
+
+Here the folder's ``ckpt.<n>.pth`` files are evaluated in the order of ``n``,
+each once.  The evaluation ends with the checkpoint its run ended with
+(``extra_state.percent_done`` 1, which our trainers save), or after
+``num_checkpoints`` of them for checkpoints without it; until then it waits
+for the next one, as upstream does beside a run still training.  The indices
+done are kept in ``.eval-progress.json`` in the folder evaluated, written
+atomically, so a preempted evaluation goes on where it stopped.
+"""
+
+import json
+import os
+import re
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from habitat import logger
+
+from habitat_ver.common.atomic import write_atomically
+
+CHECKPOINT_NAME = re.compile(r"ckpt\.(\d+)\.pth")
+PROGRESS_NAME = ".eval-progress.json"
+POLL_SECONDS = 2.0
+
+
+def checkpoints_in(folder: str) -> List[Tuple[int, str]]:
+    """``(n, path)`` of the folder's ``ckpt.<n>.pth`` files, by ``n``."""
+    found = []
+    for name in os.listdir(folder):
+        match = CHECKPOINT_NAME.fullmatch(name)
+        if match:
+            found.append((int(match.group(1)), os.path.join(folder, name)))
+    return sorted(found)
+
+
+class EvalProgress:
+    """The checkpoint indices of one folder evaluated so far, and whether the
+    last of them ended its run."""
+
+    def __init__(self, folder: str):
+        self.path = os.path.join(folder, PROGRESS_NAME)
+        self.done: List[int] = []
+        self.run_ended = False
+        if os.path.isfile(self.path):
+            with open(self.path) as file:
+                saved = json.load(file)
+            self.done, self.run_ended = list(saved["evaluated"]), bool(saved["run_ended"])
+
+    def add(self, index: int, run_ended: bool) -> None:
+        self.done.append(index)
+        self.run_ended = run_ended
+        text = json.dumps({"evaluated": self.done, "run_ended": run_ended}).encode()
+        write_atomically(self.path, lambda out: out.write(text))
+
+
+def _ends_run(extra_state: Dict[str, Any], evaluated: int, num_checkpoints: int) -> bool:
+    percent_done = extra_state.get("percent_done")
+    if percent_done is None:  # older checkpoints: upstream's count
+        return 0 < num_checkpoints <= evaluated
+    return percent_done >= 1.0
+
+
+def evaluate_folder(
+    folder: str,
+    evaluate: Callable[[str, int], Dict[str, Any]],
+    num_checkpoints: int,
+    poll_seconds: float = POLL_SECONDS,
+) -> List[int]:
+    """Evaluate the folder's checkpoints in order until the run's last one.
+
+    Args:
+        folder: the checkpoint folder.
+        evaluate: ``(path, n) -> the checkpoint's extra_state`` (evaluates it).
+        num_checkpoints: ``habitat_baselines.num_checkpoints``; ends the
+            evaluation of checkpoints that do not say where their run was.
+        poll_seconds: how often to look for the next checkpoint.
+
+    Returns:
+        The indices evaluated by this call, in order.
+    """
+    progress = EvalProgress(folder)
+    if progress.done:
+        logger.info(
+            f"checkpoints {progress.done} of {folder} were evaluated already "
+            f"(delete {progress.path} to evaluate them again)"
+        )
+    evaluated: List[int] = []
+    waiting_for: Optional[int] = None
+    while not progress.run_ended:
+        todo = [(n, path) for n, path in checkpoints_in(folder) if n not in progress.done]
+        if not todo:
+            next_index = max(progress.done, default=-1) + 1
+            if waiting_for != next_index:
+                logger.info(f"waiting for {folder}/ckpt.{next_index}.pth (its run goes on)")
+                waiting_for = next_index
+            time.sleep(poll_seconds)
+            continue
+        index, path = todo[0]
+        extra_state = evaluate(path, index)
+        evaluated.append(index)
+        progress.add(index, _ends_run(extra_state, len(progress.done) + 1, num_checkpoints))
+    return evaluated

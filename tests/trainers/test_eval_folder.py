@@ -1,0 +1,114 @@
+"""Evaluating a folder: its ckpt.<n>.pth in order of n, each once, to the run's last."""
+
+import json
+
+import pytest
+import torch
+
+from habitat_ver.config.compose import get_config
+from habitat_ver.run import execute_exp
+from habitat_ver.trainers import eval_folder
+from habitat_ver.trainers.eval_folder import PROGRESS_NAME, evaluate_folder
+
+from .conftest import run_overrides, tensorboard_scalars
+
+
+def _write(folder, name, percent_done=None):
+    extra = {} if percent_done is None else {"percent_done": percent_done}
+    torch.save({"extra_state": extra}, folder / name)
+
+
+def _evaluator(folder):
+    """An evaluate callback recording the indices, returning the file's extra_state."""
+    seen = []
+
+    def evaluate(path, index):
+        seen.append(index)
+        return torch.load(path)["extra_state"]
+
+    return seen, evaluate
+
+
+def _no_sleep(monkeypatch, on_sleep=lambda: None):
+    slept = []
+
+    def sleep(seconds):
+        slept.append(seconds)
+        if len(slept) > 5:
+            raise AssertionError("still waiting after 5 polls")
+        on_sleep()
+
+    monkeypatch.setattr(eval_folder.time, "sleep", sleep)
+    return slept
+
+
+def test_checkpoints_in_index_order_without_other_files(tmp_path, monkeypatch):
+    # Written newest index first, so modification time would give 10, 2, 0.
+    for name, percent in (("ckpt.10.pth", 1.0), ("ckpt.2.pth", 0.6), ("ckpt.0.pth", 0.3)):
+        _write(tmp_path, name, percent)
+    for other in ("latest.pth", "resume-state.pth", "ckpt.x.pth", "notes.pth"):
+        _write(tmp_path, other)
+    slept = _no_sleep(monkeypatch)
+    seen, evaluate = _evaluator(tmp_path)
+    assert evaluate_folder(str(tmp_path), evaluate, num_checkpoints=100) == [0, 2, 10]
+    assert seen == [0, 2, 10] and slept == []
+    saved = json.loads((tmp_path / PROGRESS_NAME).read_text())
+    assert saved == {"evaluated": [0, 2, 10], "run_ended": True}
+
+
+def test_waits_for_the_next_checkpoint_of_a_run_that_goes_on(tmp_path, monkeypatch):
+    _write(tmp_path, "ckpt.0.pth", 0.5)
+    slept = _no_sleep(monkeypatch, lambda: _write(tmp_path, "ckpt.1.pth", 1.0))
+    seen, evaluate = _evaluator(tmp_path)
+    assert evaluate_folder(str(tmp_path), evaluate, 100, poll_seconds=0.25) == [0, 1]
+    assert slept == [0.25]
+
+
+def test_a_rerun_goes_on_after_the_checkpoints_done_and_stops_once_the_run_ended(
+    tmp_path, monkeypatch
+):
+    for n, percent in enumerate((0.3, 0.6, 1.0)):
+        _write(tmp_path, f"ckpt.{n}.pth", percent)
+    (tmp_path / PROGRESS_NAME).write_text(json.dumps({"evaluated": [0], "run_ended": False}))
+    slept = _no_sleep(monkeypatch)
+    seen, evaluate = _evaluator(tmp_path)
+    assert evaluate_folder(str(tmp_path), evaluate, 100) == [1, 2]
+    assert evaluate_folder(str(tmp_path), evaluate, 100) == []  # nothing left, no wait
+    assert seen == [1, 2] and slept == []
+
+
+def test_checkpoints_without_percent_done_stop_at_num_checkpoints(tmp_path, monkeypatch):
+    for n in range(4):
+        _write(tmp_path, f"ckpt.{n}.pth")
+    _no_sleep(monkeypatch)
+    seen, evaluate = _evaluator(tmp_path)
+    assert evaluate_folder(str(tmp_path), evaluate, num_checkpoints=3) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("trainer", ["ddppo", "appo"])
+def test_evaluating_a_run_folder_runs_each_checkpoint_once(trainer, out_dir):
+    # A checkpoint every update: ckpt.0-2, besides latest.pth and the resume
+    # state (which upstream's evaluator took for a checkpoint).
+    every_update = [
+        "habitat_baselines.num_checkpoints=-1",
+        "habitat_baselines.checkpoint_interval=1",
+    ]
+    config_name = f"gym/{trainer}_cartpole"
+    execute_exp(get_config(config_name, run_overrides(out_dir, 3, 4) + every_update), "train")
+    folder = out_dir / "checkpoints"
+    assert {p.name for p in folder.iterdir()} >= {"latest.pth", "resume-state.pth"}
+    eval_config = get_config(
+        config_name,
+        run_overrides(out_dir, num_envs=4)
+        + every_update
+        + [
+            f"habitat_baselines.eval_ckpt_path_dir={folder}",
+            "habitat_baselines.test_episode_count=2",
+            "habitat_baselines.evaluate=True",
+        ],
+    )
+    execute_exp(eval_config, "eval")
+    rewards = tensorboard_scalars(out_dir / "tb")["eval_reward/average_reward"]
+    assert len(rewards) == 3 and all(8 <= r <= 500 for r in rewards)
+    saved = json.loads((folder / PROGRESS_NAME).read_text())
+    assert saved == {"evaluated": [0, 1, 2], "run_ended": True}
