@@ -128,7 +128,6 @@ class HabitatVerTrainer(PPOTrainer):
         vector env, with the attributes upstream's ``_init_envs`` sets."""
         upstream_private.adopt_env_pool(self, pool)
 
-    @rank0_only
     def eval(self) -> None:
         """Upstream's evaluation of one checkpoint file; a folder's checkpoints
         in order, to the one its run ended with (:mod:`.eval_folder`)."""
@@ -152,6 +151,7 @@ class HabitatVerTrainer(PPOTrainer):
 
             evaluate_folder(folder, evaluate, baselines.num_checkpoints)
 
+    @rank0_only
     def save_checkpoint(self, file_name: str, extra_state: Optional[Dict] = None) -> None:
         """Write ``file_name`` and ``latest.pth`` atomically, config as plain data."""
         checkpoint = {
