@@ -13,7 +13,9 @@ each once.  The evaluation ends with the checkpoint its run ended with
 ``num_checkpoints`` of them for checkpoints without it; until then it waits
 for the next one, as upstream does beside a run still training.  The indices
 done are kept in ``.eval-progress.json`` in the folder evaluated, written
-atomically, so a preempted evaluation goes on where it stopped.
+atomically, so a preempted evaluation goes on where it stopped; in a folder
+it may not write (a shared, read-only run) they are kept in memory, with a
+warning.
 """
 
 import json
@@ -49,6 +51,7 @@ class EvalProgress:
         self.path = os.path.join(folder, PROGRESS_NAME)
         self.done: List[int] = []
         self.run_ended = False
+        self.unwritable = False
         if os.path.isfile(self.path):
             with open(self.path) as file:
                 saved = json.load(file)
@@ -57,8 +60,17 @@ class EvalProgress:
     def add(self, index: int, run_ended: bool) -> None:
         self.done.append(index)
         self.run_ended = run_ended
+        if self.unwritable:
+            return
         text = json.dumps({"evaluated": self.done, "run_ended": run_ended}).encode()
-        write_atomically(self.path, lambda out: out.write(text))
+        try:
+            write_atomically(self.path, lambda out: out.write(text))
+        except OSError as error:  # a read-only folder of someone else's run
+            self.unwritable = True
+            logger.warning(
+                f"cannot keep the evaluation's progress in {self.path} ({error}); "
+                "evaluation goes on, but a preempted one will start over"
+            )
 
 
 def _ends_run(extra_state: Dict[str, Any], evaluated: int, num_checkpoints: int) -> bool:

@@ -77,6 +77,23 @@ def test_a_rerun_goes_on_after_the_checkpoints_done_and_stops_once_the_run_ended
     assert seen == [1, 2] and slept == []
 
 
+def test_a_folder_without_write_access_is_evaluated_without_progress(tmp_path, monkeypatch):
+    for n, percent in enumerate((0.5, 1.0)):
+        _write(tmp_path, f"ckpt.{n}.pth", percent)
+    writes = []
+
+    def refuse(path, write):
+        writes.append(path)
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(eval_folder, "write_atomically", refuse)
+    _no_sleep(monkeypatch)
+    seen, evaluate = _evaluator(tmp_path)
+    assert evaluate_folder(str(tmp_path), evaluate, 100) == [0, 1]
+    assert len(writes) == 1  # tried once, then kept in memory
+    assert not (tmp_path / PROGRESS_NAME).exists()
+
+
 def test_checkpoints_without_percent_done_stop_at_num_checkpoints(tmp_path, monkeypatch):
     for n in range(4):
         _write(tmp_path, f"ckpt.{n}.pth")
