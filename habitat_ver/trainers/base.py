@@ -184,6 +184,7 @@ class HabitatVerTrainer(PPOTrainer):
     def _save_resume_state(self) -> None:
         stats = dict(
             count_checkpoints=self._count_checkpoints,
+            last_checkpoint_step=self._last_checkpoint_step,
             num_steps_done=self.num_steps_done,
             num_updates_done=self.num_updates_done,
             _last_checkpoint_percent=self._last_checkpoint_percent,
@@ -217,6 +218,8 @@ class HabitatVerTrainer(PPOTrainer):
         self.num_updates_done = stats["num_updates_done"]
         self._last_checkpoint_percent = stats["_last_checkpoint_percent"]
         self._count_checkpoints = stats["count_checkpoints"]
+        # Restarting a finished run must not save its last weights once more.
+        self._last_checkpoint_step = stats.get("last_checkpoint_step")
         self._prev_time = stats["prev_time"]
         self._run_id = stats.get("run_id")
         self.rollout_lengths = list(stats.get("rollout_lengths", []))

@@ -56,6 +56,17 @@ def test_short_run_counts_steps_and_writes_files(out_dir):
     assert "final reward" in trainer.last_summary.render()
 
 
+def test_restarting_a_finished_run_adds_no_checkpoint(out_dir):
+    config = get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=2))
+    execute_exp(config, "train")
+    folder = out_dir / "checkpoints"
+    before = sorted(p.name for p in folder.glob("ckpt.*.pth"))
+    again = execute_exp(config, "train")
+    assert again.num_updates_done == 2
+    # A second copy of the last weights (ckpt.<n+1>.pth) was saved on every restart.
+    assert before and sorted(p.name for p in folder.glob("ckpt.*.pth")) == before
+
+
 def _start(out_dir, num_updates):
     cmd = [
         sys.executable,
