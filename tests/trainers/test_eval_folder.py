@@ -18,7 +18,7 @@ def _write(folder, name, percent_done=None):
     torch.save({"extra_state": extra}, folder / name)
 
 
-def _evaluator(folder):
+def _evaluator():
     """An evaluate callback recording the indices, returning the file's extra_state."""
     seen = []
 
@@ -49,7 +49,7 @@ def test_checkpoints_in_index_order_without_other_files(tmp_path, monkeypatch):
     for other in ("latest.pth", "resume-state.pth", "ckpt.x.pth", "notes.pth"):
         _write(tmp_path, other)
     slept = _no_sleep(monkeypatch)
-    seen, evaluate = _evaluator(tmp_path)
+    seen, evaluate = _evaluator()
     assert evaluate_folder(str(tmp_path), evaluate, num_checkpoints=100) == [0, 2, 10]
     assert seen == [0, 2, 10] and slept == []
     saved = json.loads((tmp_path / PROGRESS_NAME).read_text())
@@ -59,7 +59,7 @@ def test_checkpoints_in_index_order_without_other_files(tmp_path, monkeypatch):
 def test_waits_for_the_next_checkpoint_of_a_run_that_goes_on(tmp_path, monkeypatch):
     _write(tmp_path, "ckpt.0.pth", 0.5)
     slept = _no_sleep(monkeypatch, lambda: _write(tmp_path, "ckpt.1.pth", 1.0))
-    seen, evaluate = _evaluator(tmp_path)
+    seen, evaluate = _evaluator()
     assert evaluate_folder(str(tmp_path), evaluate, 100, poll_seconds=0.25) == [0, 1]
     assert slept == [0.25]
 
@@ -71,7 +71,7 @@ def test_a_rerun_goes_on_after_the_checkpoints_done_and_stops_once_the_run_ended
         _write(tmp_path, f"ckpt.{n}.pth", percent)
     (tmp_path / PROGRESS_NAME).write_text(json.dumps({"evaluated": [0], "run_ended": False}))
     slept = _no_sleep(monkeypatch)
-    seen, evaluate = _evaluator(tmp_path)
+    seen, evaluate = _evaluator()
     assert evaluate_folder(str(tmp_path), evaluate, 100) == [1, 2]
     assert evaluate_folder(str(tmp_path), evaluate, 100) == []  # nothing left, no wait
     assert seen == [1, 2] and slept == []
@@ -88,7 +88,7 @@ def test_a_folder_without_write_access_is_evaluated_without_progress(tmp_path, m
 
     monkeypatch.setattr(eval_folder, "write_atomically", refuse)
     _no_sleep(monkeypatch)
-    seen, evaluate = _evaluator(tmp_path)
+    seen, evaluate = _evaluator()
     assert evaluate_folder(str(tmp_path), evaluate, 100) == [0, 1]
     assert len(writes) == 1  # tried once, then kept in memory
     assert not (tmp_path / PROGRESS_NAME).exists()
@@ -98,7 +98,7 @@ def test_checkpoints_without_percent_done_stop_at_num_checkpoints(tmp_path, monk
     for n in range(4):
         _write(tmp_path, f"ckpt.{n}.pth")
     _no_sleep(monkeypatch)
-    seen, evaluate = _evaluator(tmp_path)
+    seen, evaluate = _evaluator()
     assert evaluate_folder(str(tmp_path), evaluate, num_checkpoints=3) == [0, 1, 2]
 
 
