@@ -29,7 +29,7 @@ from habitat import logger
 from habitat.config import read_write
 from habitat_baselines.common.tensorboard_utils import get_writer
 from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
-from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer
+from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer, get_device
 
 from habitat_ver.common.learner_threads import learner_threads
 from habitat_ver.common.log_keys import COLLECT_SECONDS, LEARN_SECONDS
@@ -137,11 +137,7 @@ class HabitatVerTrainer(PPOTrainer):
             super().eval()
             return
         self._add_preemption_signal_handlers()  # SLURM only, as upstream's eval
-        self.device = (
-            torch.device("cuda", baselines.torch_gpu_id)
-            if torch.cuda.is_available()
-            else torch.device("cpu")
-        )
+        self.device = get_device(self.config)
         with get_writer(self.config, flush_secs=self.flush_secs) as writer:
 
             def evaluate(path: str, index: int) -> Dict[str, Any]:
