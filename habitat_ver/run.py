@@ -29,7 +29,10 @@ from habitat_baselines.config.default_structured_configs import (
 from hydra.errors import HydraException, OverrideParseException
 from omegaconf.errors import OmegaConfBaseException
 
-from habitat_ver.common.checkpoint import CorruptCheckpointError
+from habitat_ver.common.checkpoint import (
+    CheckpointsWithoutResumeStateError,
+    CorruptCheckpointError,
+)
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
 from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.search_path import ConfigTreeSearchPath
@@ -40,6 +43,7 @@ USER_ERRORS = (
     ConfigError,
     HabitatSimRequiredError,
     CorruptCheckpointError,
+    CheckpointsWithoutResumeStateError,
     FileNotFoundError,
     OmegaConfBaseException,
 )

@@ -10,8 +10,9 @@ Three upstream faults are fixed here:
   allow-list of config types only (upstream issue #2236: on torch >= 2.6 a plain
   ``torch.load`` of those fails);
 * a truncated or corrupt file is reported with its path, and the resume state
-  keeps the previous good copy to fall back on; when no copy is readable the
-  run refuses to start rather than silently starting over from step 0;
+  keeps the previous good copy to fall back on; when no copy is readable, or
+  there is none beside the folder's ``ckpt.<n>.pth`` files, the run refuses to
+  start rather than silently starting over from step 0 and overwriting them;
 * our files carry a checksum of their payload (:mod:`.checksum`), so bit-flipped
   tensor data, which torch's zip reader does not notice, is reported as corrupt.
 """
@@ -19,6 +20,7 @@ Three upstream faults are fixed here:
 import importlib
 import logging
 import os
+import re
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union, cast
 
 import torch
@@ -35,6 +37,7 @@ _SafeGlobal = Union[Callable[..., Any], Tuple[Callable[..., Any], str]]
 
 RESUME_STATE_NAME = "resume-state.pth"
 PREVIOUS_RESUME_STATE_NAME = "resume-state.prev.pth"
+CHECKPOINT_NAME = re.compile(r"ckpt\.(\d+)\.pth")
 
 # Modules whose dataclasses are passive config records, safe to rebuild.
 _CONFIG_MODULES = (
@@ -89,6 +92,33 @@ class UnusableResumeStateError(CorruptCheckpointError):
         )
         self.path = paths[0]
         self.paths = paths
+
+
+class CheckpointsWithoutResumeStateError(RuntimeError):
+    """The checkpoint folder holds ``ckpt.<n>.pth`` files but no resume state:
+    a new run from step 0 would overwrite them."""
+
+    def __init__(self, folder: str, checkpoints: List[str]):
+        shown = ", ".join(os.path.basename(p) for p in checkpoints[:3])
+        more = f" and {len(checkpoints) - 3} more" if len(checkpoints) > 3 else ""
+        super().__init__(
+            f"habitat_baselines.checkpoint_folder={folder!r} holds checkpoints ({shown}{more}) "
+            f"but no {RESUME_STATE_NAME} to resume from, so they are not this run's: "
+            "refusing to start over from step 0 and overwrite them. Move them away, or set "
+            "habitat_baselines.checkpoint_folder to a new folder"
+        )
+        self.folder = folder
+        self.checkpoints = checkpoints
+
+
+def checkpoints_in(folder: str) -> List[Tuple[int, str]]:
+    """``(n, path)`` of the folder's ``ckpt.<n>.pth`` files, by ``n``."""
+    found = []
+    for name in os.listdir(folder):
+        match = CHECKPOINT_NAME.fullmatch(name)
+        if match:
+            found.append((int(match.group(1)), os.path.join(folder, name)))
+    return sorted(found)
 
 
 def atomic_torch_save(obj: Any, path: str) -> None:
@@ -192,6 +222,7 @@ class ResumeStateFiles:
     """The resume state of a run: the newest copy and the previous good one."""
 
     def __init__(self, folder: str):
+        self.folder = folder
         self.path = os.path.join(folder, RESUME_STATE_NAME)
         self.previous_path = os.path.join(folder, PREVIOUS_RESUME_STATE_NAME)
 
@@ -211,6 +242,9 @@ class ResumeStateFiles:
             UnusableResumeStateError: resume-state files exist but none is
                 readable (starting from step 0 would overwrite the run's
                 checkpoints without a word).
+            CheckpointsWithoutResumeStateError: no resume-state file, but the
+                folder holds ``ckpt.<n>.pth`` files (another run's: ours save
+                a resume state with every checkpoint).
         """
         errors: List[CorruptCheckpointError] = []
         for path in (self.path, self.previous_path):
@@ -224,4 +258,8 @@ class ResumeStateFiles:
                 errors.append(error)
         if errors:
             raise UnusableResumeStateError(errors)
+        if os.path.isdir(self.folder):
+            checkpoints = [path for _, path in checkpoints_in(self.folder)]
+            if checkpoints:
+                raise CheckpointsWithoutResumeStateError(self.folder, checkpoints)
         return None

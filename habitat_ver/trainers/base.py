@@ -92,6 +92,8 @@ class HabitatVerTrainer(PPOTrainer):
         self._prev_time = 0.0
         self._count_checkpoints = 0
         self._last_checkpoint_step: Optional[float] = None
+        # num_updates_done of the resume state on disk (None: none written yet).
+        self._resume_state_update: Optional[float] = None
         self._run_id: Optional[str] = None
         self.last_summary: Optional[RunSummary] = None
         # This session's logged reward and steps/s ({tag: [[step, value], ...]}).
@@ -178,6 +180,11 @@ class HabitatVerTrainer(PPOTrainer):
 
     @rank0_only
     def _save_resume_state(self) -> None:
+        """Write the resume state, unless it was written at this update already
+        (a second write would make the ``.prev`` fallback the same state)."""
+        if self._resume_state_update == self.num_updates_done:
+            return
+        self._resume_state_update = self.num_updates_done
         stats = dict(
             count_checkpoints=self._count_checkpoints,
             last_checkpoint_step=self._last_checkpoint_step,
@@ -220,6 +227,7 @@ class HabitatVerTrainer(PPOTrainer):
         self._run_id = stats.get("run_id")
         self.rollout_lengths = list(stats.get("rollout_lengths", []))
         self._restore_extra_stats(stats)
+        self._resume_state_update = self.num_updates_done  # the state on disk
         self.running_episode_stats = stats["running_episode_stats"]
         window = self._ppo_cfg.reward_window_size
         for key, values in stats["window_episode_stats"].items():
@@ -312,13 +320,20 @@ class HabitatVerTrainer(PPOTrainer):
         """Checkpoint on upstream's schedule, and once more at the end of a run.
 
         Upstream's percent-based schedule starts at 0% and may never reach the
-        last update; the final weights are always saved here.
+        last update; the final weights are always saved here.  The resume
+        state is saved with every checkpoint, so a crash loses no more than the
+        work since the last checkpoint, and a restart never starts over beside
+        checkpoints it would overwrite.
         """
         if not rank0_only():
             return
-        if self.should_checkpoint() or (
-            final and self._last_checkpoint_step != self.num_steps_done
-        ):
+        if final:
+            # Only weights not saved yet: upstream's interval schedule
+            # (num_updates_done % checkpoint_interval) would say yes again.
+            due = self._last_checkpoint_step != self.num_steps_done
+        else:
+            due = self.should_checkpoint()
+        if due:
             self._last_checkpoint_step = self.num_steps_done
             self.save_checkpoint(
                 f"ckpt.{self._count_checkpoints}.pth",
@@ -330,6 +345,7 @@ class HabitatVerTrainer(PPOTrainer):
                 ),
             )
             self._count_checkpoints += 1
+            self._save_resume_state()
 
     def window_reward(self) -> Optional[float]:
         """Mean return of the episodes finished within the reward window."""
@@ -413,12 +429,10 @@ class HabitatVerTrainer(PPOTrainer):
         """Returns True when a stop signal ended the run early."""
         while not self.is_done():
             self._agent.pre_rollout()
-            saved = self._should_save_resume_state()
-            if saved:
+            if self._should_save_resume_state():
                 self._save_resume_state()
             if self._stop_requested():
-                if not saved:  # a second write would make the `.prev` copy this one
-                    self._save_resume_state()
+                self._save_resume_state()
                 requeue.requeue()
                 return True
             start = time.monotonic()
@@ -429,7 +443,7 @@ class HabitatVerTrainer(PPOTrainer):
             self._maybe_checkpoint()
             progress.update(self._progress_position(), self._sps(), self.window_reward())
         self._maybe_checkpoint(final=True)
-        self._save_resume_state()
+        self._save_resume_state()  # a no-op when the final checkpoint just saved it
         return False
 
     def _finish(self, stopped: bool) -> None:

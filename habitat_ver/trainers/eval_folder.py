@@ -20,27 +20,16 @@ warning.
 
 import json
 import os
-import re
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 from habitat import logger
 
 from habitat_ver.common.atomic import write_atomically
+from habitat_ver.common.checkpoint import checkpoints_in
 
-CHECKPOINT_NAME = re.compile(r"ckpt\.(\d+)\.pth")
 PROGRESS_NAME = ".eval-progress.json"
 POLL_SECONDS = 2.0
-
-
-def checkpoints_in(folder: str) -> List[Tuple[int, str]]:
-    """``(n, path)`` of the folder's ``ckpt.<n>.pth`` files, by ``n``."""
-    found = []
-    for name in os.listdir(folder):
-        match = CHECKPOINT_NAME.fullmatch(name)
-        if match:
-            found.append((int(match.group(1)), os.path.join(folder, name)))
-    return sorted(found)
 
 
 class EvalProgress:

@@ -10,6 +10,7 @@ from omegaconf import OmegaConf
 import habitat_ver  # noqa: F401  (sim-free mode before habitat)
 from habitat.config.default_structured_configs import HabitatConfig
 from habitat_ver.common.checkpoint import (
+    CheckpointsWithoutResumeStateError,
     CorruptCheckpointError,
     ResumeStateFiles,
     UnusableResumeStateError,
@@ -155,3 +156,23 @@ def test_both_resume_state_copies_corrupt_refuses_naming_both_and_the_way_out(tm
     assert files.path in message and files.previous_path in message
     assert "delete these files" in message and "checkpoint_folder" in message
     assert isinstance(raised.value, CorruptCheckpointError)  # one-line CLI error
+
+
+def test_checkpoints_without_a_resume_state_refuse_naming_the_folder(tmp_path):
+    for index in range(5):
+        save_checkpoint_file(_state(index), str(tmp_path / f"ckpt.{index}.pth"))
+    with pytest.raises(CheckpointsWithoutResumeStateError) as raised:
+        ResumeStateFiles(str(tmp_path)).load()
+    message = str(raised.value)
+    assert repr(str(tmp_path)) in message
+    assert "ckpt.0.pth, ckpt.1.pth, ckpt.2.pth and 2 more" in message
+    assert "checkpoint_folder" in message
+
+
+def test_a_folder_without_checkpoints_or_resume_state_is_a_fresh_start(tmp_path):
+    assert ResumeStateFiles(str(tmp_path / "not-yet-created")).load() is None
+    # latest.pth alone, or files that only look alike, are not checkpoints of a run.
+    save_checkpoint_file(_state(0), str(tmp_path / "latest.pth"))
+    (tmp_path / "ckpt.final.pth").write_bytes(b"x")
+    (tmp_path / "ckpt.3.pth.tmp").write_bytes(b"x")
+    assert ResumeStateFiles(str(tmp_path)).load() is None

@@ -13,6 +13,7 @@ import torch
 from habitat_baselines.rl.ddppo.ddp_utils import EXIT
 
 from habitat_ver.common.checkpoint import (
+    CheckpointsWithoutResumeStateError,
     ResumeStateFiles,
     UnusableResumeStateError,
     load_checkpoint_file,
@@ -65,6 +66,73 @@ def test_restarting_a_finished_run_adds_no_checkpoint(out_dir):
     assert again.num_updates_done == 2
     # A second copy of the last weights (ckpt.<n+1>.pth) was saved on every restart.
     assert before and sorted(p.name for p in folder.glob("ckpt.*.pth")) == before
+
+
+def test_checkpoint_interval_saves_the_last_weights_once(out_dir):
+    overrides = run_overrides(out_dir, num_updates=3) + [
+        "habitat_baselines.num_checkpoints=-1",
+        "habitat_baselines.checkpoint_interval=1",
+    ]
+    execute_exp(get_config("gym/ddppo_cartpole", overrides), "train")
+    # One checkpoint per update; the last one used to be saved twice.
+    assert _checkpoint_steps(out_dir / "checkpoints") == [u * NUM_STEPS * 2 for u in (1, 2, 3)]
+
+
+class _CrashError(Exception):
+    """A stand-in for a crash in the middle of training."""
+
+
+def test_a_crash_between_resume_state_saves_resumes_from_the_last_checkpoint(out_dir, monkeypatch):
+    # Resume state every 100 updates (the shipped default), a checkpoint every
+    # 2 of 8 updates, and a crash in update 6: the restart goes on from the
+    # checkpoint of update 4, not from step 0 over the old checkpoints.
+    schedule = [
+        "habitat_baselines.num_checkpoints=4",
+        "habitat_baselines.rl.preemption.save_resume_state_interval=100",
+    ]
+    config = get_config("gym/ddppo_cartpole", run_overrides(out_dir, 8) + schedule)
+    learn = DDPPOTrainer._learn
+
+    def crash_in_update_6(trainer, steps):
+        if trainer.num_updates_done == 5:
+            raise _CrashError()
+        return learn(trainer, steps)
+
+    monkeypatch.setattr(DDPPOTrainer, "_learn", crash_in_update_6)
+    with pytest.raises(_CrashError):
+        execute_exp(config, "train")
+    folder = out_dir / "checkpoints"
+    saved = ResumeStateFiles(str(folder)).load()
+    assert saved["requeue_stats"]["num_updates_done"] == 4
+    monkeypatch.setattr(DDPPOTrainer, "_learn", learn)
+
+    trainer = execute_exp(config, "train")
+    assert trainer.num_updates_done == 8
+    # The same checkpoints, in the same order, as a run that never crashed.
+    unbroken = out_dir.parent / "unbroken"
+    execute_exp(get_config("gym/ddppo_cartpole", run_overrides(unbroken, 8) + schedule), "train")
+    assert _checkpoint_steps(folder) == _checkpoint_steps(unbroken / "checkpoints")
+    assert len(_checkpoint_steps(folder)) >= 3
+
+
+def _checkpoint_steps(folder):
+    """``extra_state.step`` of ``ckpt.0.pth``, ``ckpt.1.pth``, ... in index order."""
+    return [
+        load_checkpoint_file(str(folder / f"ckpt.{n}.pth"))["extra_state"]["step"]
+        for n in range(len(list(folder.glob("ckpt.*.pth"))))
+    ]
+
+
+def test_a_fresh_run_refuses_a_folder_of_another_runs_checkpoints(out_dir):
+    folder = out_dir / "checkpoints"
+    folder.mkdir(parents=True)
+    save_checkpoint_file({"extra_state": {"step": 7}}, str(folder / "ckpt.0.pth"))
+    trainer = get_trainer_class("ddppo")(
+        get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=1))
+    )
+    with pytest.raises(CheckpointsWithoutResumeStateError, match="ckpt.0.pth"):
+        trainer.train()
+    assert load_checkpoint_file(str(folder / "ckpt.0.pth"))["extra_state"]["step"] == 7
 
 
 def _start(out_dir, num_updates):
