@@ -26,9 +26,9 @@ from habitat.config import read_write
 from habitat_baselines.common.env_factory import VectorEnvFactory
 from omegaconf import OmegaConf
 
-from habitat_ver.compat.native_libs import forkserver_context
 from habitat_ver.config.schema import hang_warning_seconds
 from habitat_ver.envs.builder import build_env, scenario_for
+from habitat_ver.system.stop_signals import worker_context
 from habitat_ver.system.vector_env import GuardedVectorEnv
 
 GYM_ENV_TASK = "GymRegistryEnv"
@@ -111,8 +111,9 @@ class VerVectorEnvFactory(VectorEnvFactory):
             for i in range(num_environments)
         )
         # habitat's VectorEnv uses the forkserver start method: its workers
-        # import habitat_ver (sim-free mode) before they unpickle anything.
-        forkserver_context()
+        # import habitat_ver (sim-free mode) before they unpickle anything,
+        # and its server outlives a stop signal to the process group.
+        worker_context()
         if int(os.environ.get("HABITAT_ENV_DEBUG", 0)):
             # Upstream's debugging switch: step the envs in threads of this
             # process (kept for the configs that name it).

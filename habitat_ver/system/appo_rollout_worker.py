@@ -24,8 +24,8 @@ import queue
 import traceback
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from habitat_ver.compat.native_libs import forkserver_context
 from habitat_ver.system.env_worker import (
+    LINK_CLOSED_ERRORS,
     EnvStepper,
     Report,
     TrainerGoneError,
@@ -33,7 +33,7 @@ from habitat_ver.system.env_worker import (
     start_watch,
 )
 from habitat_ver.system.shared_buffers import EnvSharedBuffers
-from habitat_ver.system.stop_signals import ignore_stop_signals
+from habitat_ver.system.stop_signals import ignore_stop_signals, worker_context
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
 from habitat_ver.system.worker_pool import (
     START_TIMEOUT_S,
@@ -170,9 +170,15 @@ def init_process(
     except TrainerGoneError:
         return
     except EnvFailedError as failure:
-        reports.put((Report.FAILED, failure.env_index, f"[pid {os.getpid()}] {failure.details}"))
+        _report_failure(reports, failure.env_index, failure.details)
     except Exception:  # noqa: BLE001 - building env `current` failed
-        reports.put((Report.FAILED, current, f"[pid {os.getpid()}] {traceback.format_exc()}"))
+        _report_failure(reports, current, traceback.format_exc())
+
+
+def _report_failure(reports: Any, env_index: int, details: str) -> None:
+    """``(FAILED, env_index, details)``, unless the trainer is gone already."""
+    with contextlib.suppress(*LINK_CLOSED_ERRORS):
+        reports.put((Report.FAILED, env_index, f"[pid {os.getpid()}] {details}"))
 
 
 class RolloutWorkerPool:
@@ -241,7 +247,7 @@ class RolloutWorkerPool:
         return self._workers[0].spaces()
 
     def _start_processes(self, chunks: Sequence[Sequence[EnvMaker]], num_groups: int) -> Any:
-        context = forkserver_context()
+        context = worker_context()
         self._reports = context.Queue()
         self._commands = [context.SimpleQueue() for _ in chunks]
         atexit.register(self.close)  # also on any exit path (workers ignore SIGTERM)

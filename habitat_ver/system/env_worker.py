@@ -100,7 +100,12 @@ class EnvStepper:
 
 
 class TrainerGoneError(Exception):
-    """The trainer process died without shutting this worker down."""
+    """The trainer process died, or closed this worker's link, without
+    shutting the worker down: there is no one left to report to."""
+
+
+# What a pipe raises once its other end is closed (or its process is gone).
+LINK_CLOSED_ERRORS = (EOFError, BrokenPipeError, ConnectionResetError)
 
 
 # The one-byte messages of the hot path.  A pickled message is never one byte
@@ -148,7 +153,10 @@ class WorkerLink:
         else:
             message = bytes(ForkingPickler.dumps((kind, index, payload)))
         with self._lock:
-            self._conn.send_bytes(message)
+            try:
+                self._conn.send_bytes(message)
+            except LINK_CLOSED_ERRORS as error:
+                raise TrainerGoneError(f"the trainer closed env {index}'s link") from error
 
     def receive(self) -> Any:
         """The next command (a :class:`Command`), or the object the trainer sent.
@@ -159,7 +167,10 @@ class WorkerLink:
         forever: the wait looks at the trainer every few seconds.
         """
         _await_message(self._conn, self._trainer_pid)
-        message = self._conn.recv_bytes()
+        try:
+            message = self._conn.recv_bytes()
+        except LINK_CLOSED_ERRORS as error:
+            raise TrainerGoneError("the trainer closed this worker's link") from error
         command = _COMMANDS_BY_MESSAGE.get(message)
         return command if command is not None else ForkingPickler.loads(message)
 
@@ -170,7 +181,10 @@ def _next_command(commands: Any, trainer_pid: int) -> Any:
     trainer died."""
     # SimpleQueue has no timeout; its reading end (a Connection) can poll.
     _await_message(commands._reader, trainer_pid)
-    return commands.get()
+    try:
+        return commands.get()
+    except LINK_CLOSED_ERRORS as error:
+        raise TrainerGoneError("the trainer closed this worker's command queue") from error
 
 
 def start_watch(
@@ -221,7 +235,10 @@ def init_process(
     except TrainerGoneError:
         return
     except Exception:  # noqa: BLE001 - reported to the trainer, which raises
-        link.report(Report.FAILED, index, f"[pid {os.getpid()}] {traceback.format_exc()}")
+        try:
+            link.report(Report.FAILED, index, f"[pid {os.getpid()}] {traceback.format_exc()}")
+        except TrainerGoneError:
+            return
 
 
 def _serve(stepper: EnvStepper, link: WorkerLink, watch: TrainerWatch) -> None:

@@ -14,15 +14,23 @@ shuts its env workers down (the multi-rank agreement and the requeue are
   the former signal handlers back, the stop events cleared, so a second
   trainer in the same process (tests, notebooks) does not inherit either.
 * Env worker processes ignore them (:func:`ignore_stop_signals`): the trainer
-  decides when and how they stop.
+  decides when and how they stop.  So does the forkserver that starts them
+  (:func:`worker_context`): SLURM, torchrun and ``timeout`` signal the whole
+  process group, and a forkserver that died of it made Python report its
+  still-running workers as exited (code 255), so they got no CLOSE, were
+  left running and printed a traceback each when the trainer's end of their
+  pipes closed.
 """
 
 import contextlib
 import signal
 import threading
+from multiprocessing import forkserver
 from typing import Any, Iterator
 
 from habitat_baselines.rl.ddppo.ddp_utils import EXIT, REQUEUE, SAVE_STATE
+
+from habitat_ver.compat.native_libs import forkserver_context
 
 # signal -> also requeue the job (under SLURM)?
 STOP_SIGNALS = {signal.SIGTERM: True, signal.SIGUSR1: True, signal.SIGUSR2: False}
@@ -78,3 +86,27 @@ def ignore_stop_signals() -> None:
 def stop_requested_locally() -> bool:
     """True once a stop signal reached this process."""
     return bool(EXIT.is_set())
+
+
+def worker_context() -> Any:
+    """The forkserver context for worker processes, its server running and
+    deaf to the stop signals.
+
+    The server inherits the ignored dispositions through its ``exec`` (set
+    here for the moment it starts); it still ends with this process, whose
+    pipe it watches.  Where the server already runs (started by an earlier
+    pool) this is :func:`forkserver_context` alone.
+    """
+    context = forkserver_context()
+    ignored = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in STOP_SIGNALS:
+            handler = signal.getsignal(signum)
+            if handler is not None:  # None: set outside Python, not restorable
+                ignored[signum] = signal.signal(signum, signal.SIG_IGN)
+    try:
+        forkserver.ensure_running()
+    finally:
+        for signum, handler in ignored.items():
+            signal.signal(signum, handler)
+    return context

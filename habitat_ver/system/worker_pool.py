@@ -26,7 +26,6 @@ from typing import Any, Callable, Deque, Dict, List, NoReturn, Optional, Sequenc
 from habitat import logger
 from torch import Tensor
 
-from habitat_ver.compat.native_libs import forkserver_context
 from habitat_ver.system.env_worker import (
     COMMAND_MESSAGES,
     Command,
@@ -36,6 +35,7 @@ from habitat_ver.system.env_worker import (
     init_process,
 )
 from habitat_ver.system.shared_buffers import EnvSharedBuffers
+from habitat_ver.system.stop_signals import worker_context
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
 
 START_TIMEOUT_S = 300.0
@@ -137,7 +137,7 @@ class EnvWorkerPool:
 
     # ----------------------------------------------------------- processes
     def _start_processes(self, make_envs: Sequence[Callable[[], Any]]) -> Any:
-        context = forkserver_context()
+        context = worker_context()
         # The trainer's ends of the workers' pipes, and whose each one is.
         self._links: List[Any] = []
         self._env_of: Dict[Any, int] = {}

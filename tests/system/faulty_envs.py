@@ -2,9 +2,11 @@
 CartPoles cut short by gym's time limit (not collected).
 
 Importing it registers the gym ids ``RaisesOnThirdStep-v0``,
-``HangsOnThirdStep-v0``, ``CutAt3CartPole-v0`` and ``CutAt5CartPole-v0``.
+``HangsOnThirdStep-v0``, ``CutAt3CartPole-v0``, ``CutAt5CartPole-v0`` and
+``RecordsCloseCartPole-v0``.
 """
 
+import os
 import time
 
 import gym
@@ -47,3 +49,19 @@ for _cut in (3, 5):
         entry_point="gym.envs.classic_control:CartPoleEnv",
         max_episode_steps=_cut,
     )
+
+
+class RecordsCloseCartPole(gym.Wrapper):
+    """CartPole whose ``close`` appends its process id to ``closed.txt`` in
+    the working directory: which envs were shut down, not just killed."""
+
+    def __init__(self):
+        super().__init__(gym.make("CartPole-v1"))
+
+    def close(self):
+        with open("closed.txt", "a") as log:
+            log.write(f"{os.getpid()}\n")
+        return super().close()
+
+
+register(id="RecordsCloseCartPole-v0", entry_point=RecordsCloseCartPole)

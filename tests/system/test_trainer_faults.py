@@ -125,6 +125,37 @@ def _wait_for_warning(proc, script):
 
 
 @pytest.mark.multiproc
+@pytest.mark.parametrize("trainer", ["ver", "appo", "ddppo"])
+def test_sigterm_to_the_process_group_stops_the_run_and_its_workers_quietly(
+    trainer, tmp_path, processes_left, marked_scripts
+):
+    # SLURM, torchrun and `timeout` signal the whole group, the forkserver
+    # included. A forkserver that died of it made Python report the workers
+    # as exited (code 255): they got no CLOSE, and each printed two
+    # tracebacks (EOFError, BrokenPipeError) once the trainer closed its pipes.
+    script = marked_scripts("train_run.py", "faulty_envs.py")
+    out = tmp_path / "out"
+    proc = start_script(script, trainer, out)
+    log, deadline = out / "train.log", time.monotonic() + RUN_TIMEOUT_S
+    while not (log.exists() and "update: 2" in log.read_text()):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            pytest.fail(f"no second update:\n{(script.parent / 'stderr.txt').read_text()[-3000:]}")
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGTERM)
+    code, stdout, err = finish(proc, script, timeout=120)
+    assert code == 0, err[-3000:]
+    assert "stopped before its budget" in stdout
+    assert "Traceback" not in err and "Error" not in err, err[-3000:]
+    # Every env was closed by its worker (not left to die with the trainer);
+    # appo's 2 rollout workers (gym/appo_cartpole) hold 2 envs each.
+    closed = (script.parent / "closed.txt").read_text().split()
+    assert len(closed) == 4 and len(set(closed)) == (2 if trainer == "appo" else 4)
+    assert processes_left(str(script.parent)) == []
+
+
+@pytest.mark.multiproc
 def test_ddppo_env_that_raises_is_reported_once(
     tmp_path, processes_left, marked_scripts, shm_left_since
 ):
