@@ -60,6 +60,18 @@ def test_missing_checkpoint_for_evaluation_is_refused(tmp_path):
     _assert_one_line_error(done, "missing.pth", "no such checkpoint")
 
 
+def test_a_resume_state_is_not_evaluated_as_a_checkpoint(tmp_path):
+    resume_state = tmp_path / "resume-state.pth"
+    resume_state.write_bytes(b"")
+    done = _run(
+        "--config-name=gym/ddppo_cartpole",
+        "habitat_baselines.evaluate=True",
+        f"habitat_baselines.eval_ckpt_path_dir={resume_state}",
+    )
+    # It used to reach upstream's evaluator: KeyError: 'extra_state'.
+    _assert_one_line_error(done, "resume-state.pth", "not a checkpoint", "latest.pth")
+
+
 def test_config_name_is_required():
     done = _run()
     _assert_one_line_error(done, "--config-name")

@@ -12,6 +12,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from habitat_ver.common.checkpoint import PREVIOUS_RESUME_STATE_NAME, RESUME_STATE_NAME
 from habitat_ver.compat import sim_free
 from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.honoured_keys import validate_honoured_keys
@@ -82,19 +83,21 @@ def validate_gym_id(config: Any) -> None:
                 f"habitat.env_task_gym_dependencies contains {dependency!r}, "
                 f"which cannot be imported ({error})"
             ) from error
-    ids = [config.habitat.env_task_gym_id]
+    key, ids = "habitat.env_task_gym_id", [config.habitat.env_task_gym_id]
     embedded = config.habitat_baselines.get("embedded_env")
     if embedded is not None and len(embedded.scenarios) > 0:
-        ids = list(embedded.scenarios)
+        key, ids = "habitat_baselines.embedded_env.scenarios", list(embedded.scenarios)
     known = set(registry.env_specs)
     ours = sorted(k for k in known if k.startswith("habitat_ver/"))
     for gym_id in ids:
-        _check(
-            gym_id in known,
-            "habitat.env_task_gym_id",
-            gym_id,
-            f"not a registered gym id; habitat-ver's ids are {ours}, and any id "
-            "registered by a module in habitat.env_task_gym_dependencies works",
+        if gym_id in known:
+            continue
+        close = difflib.get_close_matches(str(gym_id), known, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(
+            f"{key} names {gym_id!r}, which is not a registered gym id; {hint}"
+            f"habitat-ver's ids are {ours}, and any id registered by a module in "
+            "habitat.env_task_gym_dependencies works"
         )
 
 
@@ -240,7 +243,7 @@ def _validate_minibatches(config: Any) -> None:
 
 
 def validate_ver(config: Any) -> None:
-    """The ``ver`` trainer's batching settings and the VERPolicy's RNN."""
+    """The ``ver`` trainer's batching settings and overlap."""
     baselines = config.habitat_baselines
     system = baselines.get("ver_system")
     if system is not None:
@@ -272,14 +275,33 @@ def validate_ver(config: Any) -> None:
             f"True, False or {AUTO} (overlap when learning took >= "
             f"{AUTO_LEARN_SHARE:.0%} of the last update)",
         )
+
+
+# The recurrent cores our policies build (``rl.ddppo.rnn_type``, any case).
+POLICY_RNN_TYPES = {"VERPolicy": ("GRU", "LSTM"), "CompactPolicy": ("GRU", "LSTM", "none")}
+
+
+def validate_policies(config: Any) -> None:
+    """Each agent's policy is registered, and ours get an RNN they build."""
+    from habitat_baselines.common.baseline_registry import baseline_registry
+
+    baselines = config.habitat_baselines
+    registered = sorted(baseline_registry.mapping["policy"])
     rnn_type = baselines.rl.ddppo.rnn_type
     for agent, policy in baselines.rl.policy.items():
-        if policy.name == "VERPolicy":
+        _check(
+            policy.name in registered,
+            f"habitat_baselines.rl.policy.{agent}.name",
+            policy.name,
+            f"not a registered policy; registered: {registered}",
+        )
+        allowed = POLICY_RNN_TYPES.get(policy.name)
+        if allowed is not None:
             _check(
-                str(rnn_type).lower() in ("gru", "lstm"),
+                str(rnn_type).lower() in [a.lower() for a in allowed],
                 "habitat_baselines.rl.ddppo.rnn_type",
                 rnn_type,
-                f"GRU or LSTM with rl.policy.{agent}.name=VERPolicy",
+                f"one of {', '.join(allowed)} (any case) with rl.policy.{agent}.name={policy.name}",
             )
 
 
@@ -356,6 +378,13 @@ def validate_eval(config: Any) -> None:
         path,
         "no such checkpoint file or folder",
     )
+    _check(
+        os.path.basename(path) not in (RESUME_STATE_NAME, PREVIOUS_RESUME_STATE_NAME),
+        "habitat_baselines.eval_ckpt_path_dir",
+        path,
+        "a resume state resumes training and is not a checkpoint; evaluate a "
+        "ckpt.<n>.pth, latest.pth or the checkpoint folder",
+    )
 
 
 POINTNAV_DATASET_COMMAND = "python -m habitat_ver.tools.make_pointnav_dataset"
@@ -389,6 +418,7 @@ def validate(config: Any) -> None:
     validate_training(config)
     validate_schedule(config)
     validate_ver(config)
+    validate_policies(config)
     validate_gym_id(config)
     validate_appo(config)
     validate_honoured_keys(config)

@@ -60,7 +60,19 @@ BAD = [
         "ver",
         "habitat_baselines.rl.policy.main_agent.name=VERPolicy",
         "habitat_baselines.rl.ddppo.rnn_type='none' ",
-        "GRU or LSTM",
+        "one of GRU, LSTM (any case) with rl.policy.main_agent.name=VERPolicy",
+    ),
+    (
+        "ddppo",
+        "habitat_baselines.rl.ddppo.rnn_type=GRUU",
+        "habitat_baselines.rl.ddppo.rnn_type='GRUU' ",
+        "one of GRU, LSTM, none (any case) with rl.policy.main_agent.name=CompactPolicy",
+    ),
+    (
+        "appo",
+        "habitat_baselines.rl.policy.main_agent.name=NoSuchPolicy",
+        "habitat_baselines.rl.policy.main_agent.name='NoSuchPolicy' ",
+        "not a registered policy; registered: ['CompactPolicy', ",
     ),
     # Keys a trainer would otherwise ignore.
     (
@@ -198,3 +210,17 @@ def test_either_key_of_each_schedule_pair_is_accepted():
             ],
         )
     )
+
+
+def test_unknown_scenario_is_named_under_the_scenarios_key_with_a_close_id():
+    config = get_config(
+        "doom/ddppo_mixed_stragglers",
+        ["habitat_baselines.embedded_env.scenarios=[habitat_ver/DoomMyWayHom-v0]"],
+    )
+    with pytest.raises(ConfigError) as raised:
+        validate(config)
+    message = str(raised.value)
+    assert message.startswith(
+        "habitat_baselines.embedded_env.scenarios names 'habitat_ver/DoomMyWayHom-v0', "
+        "which is not a registered gym id; did you mean 'habitat_ver/DoomMyWayHome-v0'?"
+    ), message
