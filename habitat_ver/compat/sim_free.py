@@ -25,6 +25,7 @@ import importlib.util
 import os
 import sys
 import types
+import warnings
 from typing import Any, Dict, Optional, Sequence
 
 # Top-level compiled packages habitat-lab imports that only habitat-sim's conda
@@ -199,6 +200,12 @@ def habitat_sim_available() -> bool:
     return importlib.util.find_spec("habitat_sim") is not None
 
 
+def real_habitat_sim_loaded() -> bool:
+    """True when the real habitat-sim has been imported into this process."""
+    module = sys.modules.get("habitat_sim")
+    return module is not None and not getattr(module, "__habitat_ver_stand_in__", False)
+
+
 def real_habitat_sim_installed() -> bool:
     """True when the real habitat-sim is on the path, even in forced sim-free mode.
 
@@ -206,8 +213,7 @@ def real_habitat_sim_installed() -> bool:
     session running sim-free can still tell whether simulator tests can run
     (in subprocesses without ``HABITAT_VER_SIM_FREE``).
     """
-    module = sys.modules.get("habitat_sim")
-    if module is not None and not getattr(module, "__habitat_ver_stand_in__", False):
+    if real_habitat_sim_loaded():
         return True
     return importlib.machinery.PathFinder.find_spec("habitat_sim") is not None
 
@@ -231,6 +237,16 @@ def activate() -> bool:
     if habitat_sim_available():
         return False
     if "habitat" in sys.modules:
+        if forced() and real_habitat_sim_loaded():
+            # `python -m habitat_baselines.run` imports habitat (and with it the
+            # real habitat-sim) before Hydra's plugin scan imports habitat_ver.
+            warnings.warn(
+                f"{FORCE_ENV_VAR}=1 has no effect here: habitat was imported with the "
+                "real habitat-sim before habitat_ver (habitat_baselines.run does that); "
+                "use `python -m habitat_ver.run` to force sim-free mode",
+                stacklevel=2,
+            )
+            return False
         raise RuntimeError(
             "habitat was imported before habitat_ver could enable sim-free mode; "
             "import habitat_ver (or run `python -m habitat_ver.run`) first"

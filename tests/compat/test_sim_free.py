@@ -100,3 +100,21 @@ def test_importing_habitat_first_is_refused_with_advice():
     )
     assert out.returncode != 0
     assert "import habitat_ver" in out.stderr
+
+
+def test_forcing_after_habitat_came_with_a_real_habitat_sim_warns_and_keeps_it(tmp_path):
+    # `python -m habitat_baselines.run` imports habitat, and with it an
+    # installed habitat-sim, before Hydra's plugin scan imports habitat_ver.
+    (tmp_path / "habitat_sim").mkdir()
+    (tmp_path / "habitat_sim" / "__init__.py").write_text("")
+    out = _run(
+        LOAD_MODULE_ONLY.replace(
+            "import importlib.util, sys",
+            "import importlib.util, sys, habitat_sim; sys.modules['habitat'] = object()",
+        ),
+        extra_path=str(tmp_path),
+        force=True,
+    )
+    assert out.stdout.split() == ["False", "False", "False"], out.stderr
+    assert "HABITAT_VER_SIM_FREE=1 has no effect here" in out.stderr
+    assert "python -m habitat_ver.run" in out.stderr
