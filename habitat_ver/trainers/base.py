@@ -113,6 +113,8 @@ class HabitatVerTrainer(PPOTrainer):
         # Evaluation may run a checkpoint's config, written by upstream.
         config = self.config if config is None else config
         super()._init_envs(use_our_env_factory(config), is_eval)
+        if is_eval:
+            self._check_video_has_images()
         if is_eval and self.envs.num_envs != self.config.habitat_baselines.num_environments:
             # Evaluation keeps one env per scene (fewer envs than configured
             # when scenes are few), and upstream's evaluator sizes its hidden
@@ -124,6 +126,22 @@ class HabitatVerTrainer(PPOTrainer):
             )
             with read_write(self.config):
                 self.config.habitat_baselines.num_environments = self.envs.num_envs
+
+    def _check_video_has_images(self) -> None:
+        """A video is drawn from the image observations (upstream asserts
+        deep in its evaluator when there are none).  The run's own config
+        asks for it, as in upstream's evaluator, not the checkpoint's."""
+        video_option = list(self.config.habitat_baselines.eval.video_option)
+        spaces = self.envs.observation_spaces[0].spaces
+        if not video_option or any(len(space.shape) > 1 for space in spaces.values()):
+            return
+        self.envs.close()
+        observed = {key: tuple(space.shape) for key, space in spaces.items()}
+        raise ConfigError(
+            f"habitat_baselines.eval.video_option={video_option} is not allowed: a video "
+            f"needs an image observation, and this env's observations are {observed}; "
+            "set habitat_baselines.eval.video_option=[]"
+        )
 
     def _use_env_workers(self, pool: SharedBufferPool) -> None:
         """Train on ``pool`` (our env worker processes) instead of upstream's

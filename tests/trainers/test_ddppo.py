@@ -20,6 +20,7 @@ from habitat_ver.common.checkpoint import (
     save_checkpoint_file,
 )
 from habitat_ver.config.compose import get_config
+from habitat_ver.config.errors import ConfigError
 from habitat_ver.system.stop_signals import STOP_SIGNALS
 from habitat_ver.run import execute_exp, get_trainer_class
 from habitat_ver.trainers.ddppo import DDPPOTrainer
@@ -198,6 +199,22 @@ def test_evaluate_runs_the_saved_checkpoint(out_dir):
     (reward,) = tensorboard_scalars(out_dir / "tb")["eval_reward/average_reward"]
     # CartPole pays 1 per step; episodes last between 8 and 500 steps.
     assert 8 <= reward <= 500
+
+
+def test_video_of_an_env_without_images_is_one_config_error(out_dir):
+    execute_exp(get_config("gym/ddppo_cartpole", run_overrides(out_dir, 1)), "train")
+    eval_config = get_config(
+        "gym/ddppo_cartpole",
+        run_overrides(out_dir)
+        + [
+            f"habitat_baselines.eval_ckpt_path_dir={out_dir}/checkpoints/latest.pth",
+            "habitat_baselines.evaluate=True",
+            "habitat_baselines.eval.video_option=[disk]",
+        ],
+    )
+    # Upstream asserted deep in its evaluator: "Expected at least one visual sensor".
+    with pytest.raises(ConfigError, match=r"needs an image observation.*'obs': \(4,\)"):
+        execute_exp(eval_config, "eval")
 
 
 def test_time_limit_cuts_reach_the_lockstep_storage(out_dir):
