@@ -38,6 +38,7 @@ from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
 from habitat_ver.system.worker_pool import (
     START_TIMEOUT_S,
     EnvWorkerError,
+    check_same_spaces,
     stop_worker_processes,
     warn_hung,
 )
@@ -95,8 +96,9 @@ class RolloutWorker:
         }
         self.groups = split_groups([i for i, _ in envs], num_groups)
 
-    def spaces(self) -> Any:
-        return next(iter(self.steppers.values())).spaces()
+    def spaces(self) -> List[Any]:
+        """Each env's ``(observation_space, action_space)``, by row."""
+        return [stepper.spaces() for stepper in self.steppers.values()]
 
     def set_buffers(self, buffers: EnvSharedBuffers) -> None:
         for stepper in self.steppers.values():
@@ -225,8 +227,13 @@ class RolloutWorkerPool:
             spaces = self._start_serial(chunks, num_groups)
         else:
             spaces = self._start_processes(chunks, num_groups)
-        self.observation_space, self.action_space = spaces
-        self.buffers = EnvSharedBuffers.allocate(self.num_envs, *spaces)
+        try:
+            check_same_spaces(spaces, describe)
+        except EnvWorkerError:
+            self.close()
+            raise
+        self.observation_space, self.action_space = spaces[0]
+        self.buffers = EnvSharedBuffers.allocate(self.num_envs, *spaces[0])
         if serial:
             for worker in self._workers:
                 worker.set_buffers(self.buffers)
@@ -244,7 +251,7 @@ class RolloutWorkerPool:
                 except Exception:  # noqa: BLE001 - named like a worker's failure
                     self._fail(env_index, traceback.format_exc())
             self._workers.append(RolloutWorker(w, envs, num_groups, self._set_info_names))
-        return self._workers[0].spaces()
+        return [spaces for worker in self._workers for spaces in worker.spaces()]
 
     def _start_processes(self, chunks: Sequence[Sequence[EnvMaker]], num_groups: int) -> Any:
         context = worker_context()
@@ -272,7 +279,7 @@ class RolloutWorkerPool:
         while len(spaces) < len(chunks):
             _, w, payload = self.next_report(START_TIMEOUT_S)
             spaces[w] = payload
-        return spaces[0]
+        return [env_spaces for w in range(len(chunks)) for env_spaces in spaces[w]]
 
     def _set_info_names(self, index: int, names: List[str]) -> None:
         self.info_names[index] = names

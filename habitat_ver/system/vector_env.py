@@ -36,6 +36,7 @@ from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S, TrainerWatc
 from habitat_ver.system.worker_pool import (
     CLOSE_GRACE_S,
     EnvWorkerError,
+    check_same_spaces,
     end_processes,
     warn_hung,
 )
@@ -92,6 +93,11 @@ class GuardedVectorEnv(VectorEnv):
         self._every_pipe: List[Tuple[Any, Any, Any, Any]] = []
         make = functools.partial(_make_watched_env, make_env_fn, os.getpid())
         super().__init__(make, env_fn_args, **kwargs)
+        try:
+            check_same_spaces(list(zip(self.observation_spaces, self.action_spaces)), describe)
+        except EnvWorkerError:
+            self.close()
+            raise
 
     # ---------------------------------------------------------------- hooks
     @staticmethod

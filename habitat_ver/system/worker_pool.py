@@ -82,6 +82,28 @@ class EnvWorkerError(RuntimeError):
     """An environment raised; the message names it and carries its traceback."""
 
 
+def check_same_spaces(spaces: Sequence[Tuple[Any, Any]], describe: Callable[[int], str]) -> None:
+    """Every env shares env 0's observation and action spaces: one policy and
+    one set of shared rows serve them all.
+
+    Args:
+        spaces: ``(observation_space, action_space)`` of each env, by row.
+        describe: env index -> a short description for the message.
+
+    Raises:
+        EnvWorkerError: naming the first env that differs, with both envs' spaces.
+    """
+    for index, (observation, action) in enumerate(spaces):
+        if (observation, action) != tuple(spaces[0]):
+            raise EnvWorkerError(
+                f"environment {index} ({describe(index)}) has observation space "
+                f"{observation} and action space {action}, but environment 0 "
+                f"({describe(0)}) has {spaces[0][0]} and {spaces[0][1]}: the envs of a run "
+                "must share their spaces (one policy serves them all), so "
+                "habitat_baselines.embedded_env.scenarios may only mix envs that do"
+            )
+
+
 def warn_hung(env_index: int, description: str, seconds: float, limit_s: float) -> None:
     """One warning per hung step or reset (the worker reports it once)."""
     logger.warning(
@@ -123,9 +145,15 @@ class EnvWorkerPool:
                 EnvStepper(make(), i, None, on_info_names=self._set_info_names)
                 for i, make in enumerate(make_envs)
             ]
-            spaces = self._steppers[0].spaces()
+            every = [stepper.spaces() for stepper in self._steppers]
         else:
-            spaces = self._start_processes(make_envs)
+            every = self._start_processes(make_envs)
+        try:
+            check_same_spaces(every, describe)
+        except EnvWorkerError:
+            self.close()
+            raise
+        spaces = every[0]
         self.observation_space, self.action_space = spaces
         self.buffers = EnvSharedBuffers.allocate(self.num_envs, *spaces)
         if serial:
@@ -136,7 +164,8 @@ class EnvWorkerPool:
                 link.send(self.buffers)
 
     # ----------------------------------------------------------- processes
-    def _start_processes(self, make_envs: Sequence[Callable[[], Any]]) -> Any:
+    def _start_processes(self, make_envs: Sequence[Callable[[], Any]]) -> List[Any]:
+        """Start one worker per env; each env's spaces, by row."""
         context = worker_context()
         # The trainer's ends of the workers' pipes, and whose each one is.
         self._links: List[Any] = []
@@ -164,7 +193,7 @@ class EnvWorkerPool:
             for kind, index, payload in self._receive(START_TIMEOUT_S):
                 if kind == Report.SPACES:
                     spaces[index] = payload
-        return spaces[0]
+        return [spaces[i] for i in range(self.num_envs)]
 
     def _receive(self, timeout: Optional[float]) -> List[_Report]:
         """One report from each worker that has sent one, waiting up to

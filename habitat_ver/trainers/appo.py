@@ -85,7 +85,7 @@ class AppoTrainer(HabitatVerTrainer):
                 env_builders(config),
                 appo.num_rollout_workers,
                 appo.num_env_groups,
-                describe=lambda i: f"env index {i}, scenario {scenario_for(config, i)}",
+                describe=lambda i: f"global index {i}, {scenario_for(config, i)}",
                 serial=appo.serial,
                 hang_warning_s=hang_warning_seconds(config),
             )

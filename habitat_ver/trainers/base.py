@@ -132,7 +132,8 @@ class HabitatVerTrainer(PPOTrainer):
         deep in its evaluator when there are none).  The run's own config
         asks for it, as in upstream's evaluator, not the checkpoint's."""
         video_option = list(self.config.habitat_baselines.eval.video_option)
-        spaces = self.envs.observation_spaces[0].spaces
+        assert self._env_spec is not None, "_init_envs sets the env spec"
+        spaces = self._env_spec.observation_space.spaces
         if not video_option or any(len(space.shape) > 1 for space in spaces.values()):
             return
         self.envs.close()

@@ -192,7 +192,7 @@ def test_failing_env_is_named_and_every_worker_is_gone(
     )
     assert done.returncode == 0, done.stderr[-3000:]
     error = done.stdout
-    assert "ERROR: environment 1 (env index 1, scenario RaisesOnThirdStep-v0) failed" in error
+    assert "ERROR: environment 1 (global index 1, RaisesOnThirdStep-v0) failed" in error
     assert "all rollout workers were shut down" in error
     assert "ValueError: boom at step 3" in error  # the worker's traceback
     assert error.count("ERROR:") == 1

@@ -156,6 +156,26 @@ def test_sigterm_to_the_process_group_stops_the_run_and_its_workers_quietly(
 
 
 @pytest.mark.multiproc
+@pytest.mark.parametrize("trainer", ["ver", "appo", "ddppo"])
+def test_scenarios_with_different_spaces_are_one_error_at_start(
+    trainer, tmp_path, processes_left, marked_scripts
+):
+    # It used to fail after the workers started, deep in upstream's batch_obs:
+    # "could not broadcast input array from shape (72,96,3) into shape (4,)".
+    script = marked_scripts("train_run.py", "faulty_envs.py")
+    code, _, err = run_script(
+        script, trainer, tmp_path / "out", "CartPole-v1,habitat_ver/DoomMyWayHome-v0"
+    )
+    assert code == 1, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    (line,) = [ln for ln in err.splitlines() if ln.startswith("habitat_ver.run: ")]
+    assert "environment 1 (global index 1, habitat_ver/DoomMyWayHome-v0) has observation" in line
+    assert "Box(0, 255, (72, 96, 3), uint8)" in line and "CartPole-v1" in line
+    assert "embedded_env.scenarios may only mix envs that do" in line
+    assert processes_left(str(script.parent)) == []
+
+
+@pytest.mark.multiproc
 def test_ddppo_env_that_raises_is_reported_once(
     tmp_path, processes_left, marked_scripts, shm_left_since
 ):

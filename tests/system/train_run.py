@@ -1,9 +1,9 @@
 """Run by test_trainer_faults.py in a fresh interpreter (not collected).
 
-``python -m habitat_ver.run`` with TRAINER on 4 CartPoles that record their
-``close`` (``faulty_envs``), T=8, logging every update, with a budget no test
-waits for: the test stops it.
-Usage: train_run.py TRAINER OUT
+``python -m habitat_ver.run`` with TRAINER on 4 envs of SCENARIOS in turn
+(default: CartPoles that record their ``close``, from ``faulty_envs``), T=8,
+logging every update, with a budget no test waits for: the test stops it.
+Usage: train_run.py TRAINER OUT [SCENARIO,SCENARIO,...]
 """
 
 import sys
@@ -13,9 +13,10 @@ from quiet_run import quiet_run  # copied beside this script
 
 if __name__ == "__main__":
     trainer, out = sys.argv[1], sys.argv[2]
+    scenarios = sys.argv[3].split(",") if len(sys.argv) > 3 else ["RecordsCloseCartPole-v0"]
     main(
         [f"--config-name=gym/{trainer}_cartpole"]
-        + quiet_run(out, 4, 8, ["RecordsCloseCartPole-v0"])
+        + quiet_run(out, 4, 8, scenarios)
         + [
             "habitat_baselines.total_num_steps=-1",
             "habitat_baselines.num_updates=100000",
