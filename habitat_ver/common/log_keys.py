@@ -17,6 +17,10 @@ One vocabulary for TensorBoard and the text log, in two namespaces:
   collection), ``system/nonfinite_rewards`` (ver, appo) and
   ``system/time/<timer>`` (habitat's ``g_timer`` averages).
 
+Per update, a ``.../min`` is the smallest over the update's minibatches, a
+``.../max`` the largest, and every other ``learner/`` or ``system/`` value the
+mean over them (upstream averages the min and max too).
+
 Kept as habitat-baselines names them, because its evaluator, TensorBoard
 dashboards and our learning curve read them: ``reward`` (mean return over the
 reward window), ``metrics/<info key>`` (episode metrics), the evaluator's

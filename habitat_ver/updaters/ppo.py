@@ -81,6 +81,14 @@ class PPOLosses(NamedTuple):
     values: Tensor
 
 
+# How update() reduces a metric over minibatches, by the last part of its name.
+_REDUCE = {"min": torch.min, "max": torch.max}
+
+
+def _stacked(values: List[Any]) -> Tensor:
+    return torch.stack([torch.as_tensor(v, dtype=torch.float32) for v in values])
+
+
 class PPOUpdater(PPO):
     """habitat's ``PPO`` with its loss arithmetic moved into ``algo``.
 
@@ -153,7 +161,9 @@ class PPOUpdater(PPO):
         Upstream's loop, with the targets step's two entry points.
 
         Returns:
-            Each metric averaged over the minibatches it was recorded on.
+            Each metric over the minibatches it was recorded on: the smallest
+            of a ``.../min``, the largest of a ``.../max`` (so that they are
+            the update's extremes, as named), the mean of the others.
         """
         advantages = self.targets.before_epochs(self, rollouts)
         learner_metrics: LearnerMetrics = collections.defaultdict(list)
@@ -163,7 +173,7 @@ class PPOUpdater(PPO):
         self._set_grads_to_none()
         with inference_mode():
             return {
-                k: float(torch.stack([torch.as_tensor(v, dtype=torch.float32) for v in vs]).mean())
+                k: float(_REDUCE.get(k.rsplit("/", 1)[-1], torch.mean)(_stacked(vs)))
                 for k, vs in learner_metrics.items()
             }
 

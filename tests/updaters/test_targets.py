@@ -194,3 +194,32 @@ def test_clipping_changes_the_reference_value_loss():
 def test_default_targets_step_is_gae():
     updater = PPOUpdater(_policy(), 0.2, 1, 1, 0.5, 0.01, lr=1e-3, eps=1e-5, max_grad_norm=0.5)
     assert isinstance(updater.targets, GAETargets)
+
+
+def test_update_reports_the_extremes_of_min_and_max_metrics_and_the_mean_of_the_rest(
+    monkeypatch,
+):
+    # 2 epochs x 2 minibatches; per minibatch (a mean, a max, a min).
+    updater = PPOUpdater(_policy(), 0.2, 2, 2, 0.5, 0.01, lr=1e-3, eps=1e-5, max_grad_norm=0.5)
+    recorded = iter([(1.0, 5.0, -1.0), (3.0, 2.0, -4.0), (2.0, 9.0, 0.0), (0.0, 1.0, 2.0)])
+
+    def record(batch, epoch, rollouts, metrics):
+        mean, largest, smallest = next(recorded)
+        metrics["system/policy_lag/mean"].append(mean)
+        metrics["system/policy_lag/max"].append(largest)
+        metrics["system/policy_lag/min"].append(smallest)
+        metrics["learner/loss/total"].append(torch.tensor(mean))
+
+    class TwoMinibatches:
+        def data_generator(self, advantages, num_mini_batch):
+            return iter([{}, {}])
+
+    monkeypatch.setattr(updater, "_update_from_batch", record)
+    monkeypatch.setattr(updater.targets, "before_epochs", lambda updater, rollouts: None)
+    # The max and min used to be averaged too (a "max" lag of 4.25 here).
+    assert updater.update(TwoMinibatches()) == {
+        "system/policy_lag/mean": 1.5,
+        "system/policy_lag/max": 9.0,
+        "system/policy_lag/min": -4.0,
+        "learner/loss/total": 1.5,
+    }
