@@ -60,7 +60,9 @@ def write_training_log(trainer: Any, writer: Any, losses: Dict[str, float], sps:
     if trainer.num_updates_done % baselines.log_interval != 0:
         return
     logger.info(f"update: {trainer.num_updates_done}\tsteps: {int(step)}\t{SPS}: {sps:.3f}")
-    window = len(trainer.window_episode_stats["count"])
+    # The means are differences of cumulative snapshots: n snapshots span
+    # n - 1 updates (a single one, the run's first update).
+    window = max(len(trainer.window_episode_stats["count"]) - 1, 1)
     episodes = {k: v for k, v in scalars.items() if k == "reward" or k.startswith("metrics/")}
     logger.info(
         f"window of {window} updates, {int(means['count'])} episodes: " + _line(episodes, ".3f")

@@ -66,3 +66,12 @@ def test_scalars_are_namespaced_alike_in_tensorboard_and_the_text_log(out_dir, t
     assert steps[-1] == done.num_steps_done and len(steps) == 2
     assert re.search(r"learner/loss/policy: \S+ .*learner/grad_norm: ", text), text
     assert re.search(r"system/collect_seconds: \S+ .*system/sps: ", text), text
+
+
+def test_the_reward_window_names_the_updates_its_means_span(out_dir):
+    execute_exp(get_config("gym/ddppo_cartpole", run_overrides(out_dir, 3)), "train")
+    text = (out_dir / "train.log").read_text()
+    # Means are differences of cumulative snapshots taken after each update:
+    # after update 1 the snapshot itself (1 update), then n snapshots span
+    # n - 1 updates. The label said 1, 2, 3.
+    assert re.findall(r"window of (\d+) updates", text) == ["1", "1", "2"]
