@@ -69,6 +69,16 @@ def _ends_run(extra_state: Dict[str, Any], evaluated: int, num_checkpoints: int)
     return percent_done >= 1.0
 
 
+def _why_wait(folder: str) -> str:
+    """What the wait for a folder's next checkpoint assumes, for the log."""
+    if checkpoints_in(folder):
+        return "its run goes on"
+    return (
+        "the folder holds no checkpoint yet: a run writing there has not saved one; "
+        "stop with Ctrl-C if none is training"
+    )
+
+
 def evaluate_folder(
     folder: str,
     evaluate: Callable[[str, int], Dict[str, Any]],
@@ -100,7 +110,7 @@ def evaluate_folder(
         if not todo:
             next_index = max(progress.done, default=-1) + 1
             if waiting_for != next_index:
-                logger.info(f"waiting for {folder}/ckpt.{next_index}.pth (its run goes on)")
+                logger.info(f"waiting for {folder}/ckpt.{next_index}.pth ({_why_wait(folder)})")
                 waiting_for = next_index
             time.sleep(poll_seconds)
             continue

@@ -64,6 +64,18 @@ def test_waits_for_the_next_checkpoint_of_a_run_that_goes_on(tmp_path, monkeypat
     assert slept == [0.25]
 
 
+def test_an_empty_folder_is_waited_on_saying_it_holds_no_checkpoint(tmp_path, monkeypatch):
+    logged = []
+    monkeypatch.setattr(eval_folder.logger, "info", logged.append)
+    _no_sleep(monkeypatch, lambda: _write(tmp_path, "ckpt.0.pth", 1.0))
+    assert evaluate_folder(str(tmp_path), _evaluator()[1], 100) == [0]
+    # It said "(its run goes on)" of a folder no run had written to.
+    assert logged == [
+        f"waiting for {tmp_path}/ckpt.0.pth (the folder holds no checkpoint yet: a run "
+        "writing there has not saved one; stop with Ctrl-C if none is training)"
+    ]
+
+
 def test_a_rerun_goes_on_after_the_checkpoints_done_and_stops_once_the_run_ended(
     tmp_path, monkeypatch
 ):
