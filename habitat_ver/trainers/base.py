@@ -141,7 +141,8 @@ class HabitatVerTrainer(PPOTrainer):
         raise ConfigError(
             f"habitat_baselines.eval.video_option={video_option} is not allowed: a video "
             f"needs an image observation, and this env's observations are {observed}; "
-            "set habitat_baselines.eval.video_option=[]"
+            "set habitat_baselines.eval.video_option=[] (on a habitat task, or add a camera "
+            "with habitat_baselines.eval.extra_sim_sensors)"
         )
 
     def _use_env_workers(self, pool: SharedBufferPool) -> None:
