@@ -408,7 +408,10 @@ class HabitatVerTrainer(PPOTrainer):
                     self.config,
                     resume_run_id=self._run_id,
                     flush_secs=self.flush_secs,
-                    purge_step=int(self.num_steps_done),
+                    # Hide what a stopped run logged after its resume state;
+                    # steps >= purge_step go, so the state's own step stays
+                    # (upstream's num_steps_done hid it for good).
+                    purge_step=int(self.num_steps_done) + 1,
                 )
                 if rank0_only()
                 else contextlib.nullcontext()

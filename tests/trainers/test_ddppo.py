@@ -9,6 +9,7 @@ import time
 
 import pytest
 import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from habitat_baselines.rl.ddppo.ddp_utils import EXIT
 
@@ -109,6 +110,12 @@ def test_a_crash_between_resume_state_saves_resumes_from_the_last_checkpoint(out
 
     trainer = execute_exp(config, "train")
     assert trainer.num_updates_done == 8
+    # TensorBoard: one point per update. The restart hides what the crashed
+    # run logged after its resume state (update 5), not the point of update 4.
+    events = EventAccumulator(str(out_dir / "tb"))
+    events.Reload()
+    per_update = NUM_STEPS * 2
+    assert [s.step for s in events.Scalars("system/sps")] == [u * per_update for u in range(1, 9)]
     # The same checkpoints, in the same order, as a run that never crashed.
     unbroken = out_dir.parent / "unbroken"
     execute_exp(get_config("gym/ddppo_cartpole", run_overrides(unbroken, 8) + schedule), "train")
