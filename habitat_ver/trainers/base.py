@@ -217,6 +217,7 @@ class HabitatVerTrainer(PPOTrainer):
             window_episode_stats={k: list(v) for k, v in self.window_episode_stats.items()},
             run_id=self._run_id,
             rollout_lengths=list(self.rollout_lengths),
+            world_size=self._world_size(),
             **self._extra_resume_stats(),
         )
         self._resume_files().save(
@@ -226,6 +227,9 @@ class HabitatVerTrainer(PPOTrainer):
                 requeue_stats=stats,
             )
         )
+
+    def _world_size(self) -> int:
+        return torch.distributed.get_world_size() if self._is_distributed else 1
 
     def _extra_resume_stats(self) -> Dict[str, Any]:
         """Hook: a subclass's own counters for the resume state (plain data)."""
@@ -248,6 +252,14 @@ class HabitatVerTrainer(PPOTrainer):
         self.rollout_lengths = list(stats.get("rollout_lengths", []))
         self._restore_extra_stats(stats)
         self._resume_state_update = self.num_updates_done  # the state on disk
+        saved_ranks = stats.get("world_size", self._world_size())
+        if saved_ranks != self._world_size():
+            logger.warning(
+                f"resuming a run of {saved_ranks} rank(s) on {self._world_size()}: "
+                f"each update now collects {self._world_size()}/{saved_ranks} of the "
+                "steps it did, and the step budget is reached in a different number "
+                "of updates"
+            )
         self.running_episode_stats = stats["running_episode_stats"]
         window = self._ppo_cfg.reward_window_size
         for key, values in stats["window_episode_stats"].items():

@@ -24,6 +24,7 @@ from habitat_ver.config.compose import get_config
 from habitat_ver.config.errors import ConfigError
 from habitat_ver.system.stop_signals import STOP_SIGNALS
 from habitat_ver.run import execute_exp, get_trainer_class
+from habitat_ver.trainers import base
 from habitat_ver.trainers.ddppo import DDPPOTrainer
 
 from .conftest import run_overrides, tensorboard_scalars
@@ -68,6 +69,23 @@ def test_restarting_a_finished_run_adds_no_checkpoint(out_dir):
     assert again.num_updates_done == 2
     # A second copy of the last weights (ckpt.<n+1>.pth) was saved on every restart.
     assert before and sorted(p.name for p in folder.glob("ckpt.*.pth")) == before
+
+
+def test_resuming_on_another_number_of_ranks_says_so(out_dir, monkeypatch):
+    config = get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=1))
+    execute_exp(config, "train")
+    files = ResumeStateFiles(str(out_dir / "checkpoints"))
+    state = files.load()
+    assert state["requeue_stats"]["world_size"] == 1
+    state["requeue_stats"]["world_size"] = 2  # as a 2-rank run saves it
+    files.save(state)
+    warned = []
+    monkeypatch.setattr(base.logger, "warning", warned.append)
+    execute_exp(config, "train")
+    assert [w for w in warned if "rank" in w] == [
+        "resuming a run of 2 rank(s) on 1: each update now collects 1/2 of the steps it "
+        "did, and the step budget is reached in a different number of updates"
+    ]
 
 
 def test_checkpoint_interval_saves_the_last_weights_once(out_dir):
