@@ -407,9 +407,12 @@ class HabitatVerTrainer(PPOTrainer):
 
     def _train(self) -> None:
         resume_state = self._resume_files().load()
+        # A stop signal during start-up stops at the first safe point (the
+        # default action of SIGUSR1 and SIGUSR2 would end the process).
+        stop_signals.install_stop_handlers()
         with self._envs_closed_on_error():
             self._init_train(resume_state)
-            stop_signals.install_stop_handlers()  # after upstream's (SLURM only) handlers
+            stop_signals.install_stop_handlers()  # again: upstream's (SLURM only) replace them
             self._init_preemption()
             if self._is_distributed:
                 torch.distributed.barrier()

@@ -88,6 +88,30 @@ def test_resuming_on_another_number_of_ranks_says_so(out_dir, monkeypatch):
     ]
 
 
+def test_a_stop_signal_during_start_up_stops_before_the_first_update(out_dir, monkeypatch):
+    # A handler of the test's own stands in for SIGUSR1's default action
+    # (ending the process), which is what reached a rank signalled while it
+    # built its envs: the trainer's handlers came only after.
+    reached_default = []
+    previous = signal.signal(signal.SIGUSR1, lambda *_: reached_default.append(1))
+    init = DDPPOTrainer._init_train
+
+    def signalled_while_starting(trainer, resume_state):
+        os.kill(os.getpid(), signal.SIGUSR1)
+        init(trainer, resume_state)
+
+    monkeypatch.setattr(DDPPOTrainer, "_init_train", signalled_while_starting)
+    try:
+        config = get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=5))
+        trainer = execute_exp(config, "train")
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert reached_default == []
+    assert trainer.num_updates_done == 0 and trainer.last_summary.stopped_early
+    saved = ResumeStateFiles(str(out_dir / "checkpoints")).load()
+    assert saved["requeue_stats"]["num_updates_done"] == 0
+
+
 def test_checkpoint_interval_saves_the_last_weights_once(out_dir):
     overrides = run_overrides(out_dir, num_updates=3) + [
         "habitat_baselines.num_checkpoints=-1",
