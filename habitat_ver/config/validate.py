@@ -366,6 +366,33 @@ def validate_env_workers(config: Any) -> None:
     )
 
 
+def validate_ranks(config: Any) -> None:
+    """``appo`` and evaluation run on one rank: refused before any env starts
+    when this process is one of several (torchrun, SLURM tasks)."""
+    from habitat_baselines.rl.ddppo.ddp_utils import get_distrib_size
+
+    baselines = config.habitat_baselines
+    ranks = get_distrib_size()[2]
+    if ranks > 1:
+        here = f"this process is one of {ranks} ranks (torchrun or SLURM tasks)"
+    elif baselines.rl.ddppo.force_distributed:
+        here = "habitat_baselines.rl.ddppo.force_distributed=True"
+    else:
+        return
+    _check(
+        not baselines.evaluate,
+        "habitat_baselines.evaluate",
+        True,
+        f"evaluation runs on one rank, and {here}; start it as one process",
+    )
+    _check(
+        baselines.trainer_name != "appo",
+        "habitat_baselines.trainer_name",
+        "appo",
+        f"the appo trainer runs on one rank, and {here}; start it as one process",
+    )
+
+
 def validate_eval(config: Any) -> None:
     """Evaluation needs an existing checkpoint file or folder."""
     baselines = config.habitat_baselines
@@ -411,6 +438,7 @@ def validate(config: Any) -> None:
     """All checks; call before building environments."""
     validate_known_keys(config)
     validate_simulator_available(config)
+    validate_ranks(config)
     from habitat_ver.config.hab_data import check_hab_data
 
     check_hab_data(config)

@@ -224,3 +224,26 @@ def test_unknown_scenario_is_named_under_the_scenarios_key_with_a_close_id():
         "habitat_baselines.embedded_env.scenarios names 'habitat_ver/DoomMyWayHom-v0', "
         "which is not a registered gym id; did you mean 'habitat_ver/DoomMyWayHome-v0'?"
     ), message
+
+
+@pytest.mark.parametrize(
+    "trainer, overrides, start",
+    [
+        ("appo", [], "habitat_baselines.trainer_name='appo' "),
+        ("ver", ["habitat_baselines.evaluate=True"], "habitat_baselines.evaluate=True "),
+    ],
+)
+def test_appo_and_evaluation_are_refused_on_several_ranks(
+    trainer, overrides, start, monkeypatch, tmp_path
+):
+    overrides = overrides + [f"habitat_baselines.eval_ckpt_path_dir={tmp_path}"]
+    config = get_config(f"gym/{trainer}_cartpole", overrides)
+    validate(config)  # one process: fine
+    # What torchrun gives each of its 2 processes. Both used to start their
+    # envs and then fail with a traceback (upstream's for evaluation).
+    for name, value in (("LOCAL_RANK", "1"), ("RANK", "1"), ("WORLD_SIZE", "2")):
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as raised:
+        validate(config)
+    assert str(raised.value).startswith(start + "is not allowed: ")
+    assert "this process is one of 2 ranks (torchrun or SLURM tasks)" in str(raised.value)
