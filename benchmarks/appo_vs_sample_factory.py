@@ -281,6 +281,16 @@ FPS_LINE = re.compile(r"Total num frames: (\d+)")
 REWARD_LINE = re.compile(r"Avg episode reward: \[\(0, '([-\d.e+]+)'\)\]")
 
 
+def sf_python(path: str) -> str:
+    """argparse type of ``--sf-python``: an existing executable."""
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise argparse.ArgumentTypeError(
+            f"{path!r} is not an executable file: give the python of a venv with Sample "
+            "Factory installed (benchmarks/requirements-sample-factory.txt, docs/APPO.md)"
+        )
+    return path
+
+
 def _run_sf(args: argparse.Namespace, work: Path) -> Dict[str, Any]:
     if not args.sf_python:
         return dict(ok=False, error="no --sf-python given")
@@ -387,7 +397,9 @@ def _table(results: Dict[str, Dict[str, Any]]) -> str:
 
 def _parse(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sf-python", default=None, help="python of the Sample Factory venv")
+    parser.add_argument(
+        "--sf-python", default=None, type=sf_python, help="python of the Sample Factory venv"
+    )
     parser.add_argument("--steps", type=int, default=100_000, help="env (agent) steps per run")
     parser.add_argument("--num-envs", type=int, default=8)
     parser.add_argument("--num-workers", type=int, default=2, help="rollout workers")

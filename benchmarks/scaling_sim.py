@@ -69,7 +69,12 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
         )
     parser.add_argument("--slow-envs", default="", help="global env indices, comma-separated")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=os.path.join("benchmarks", "results", "scaling_sim.json"))
+    parser.add_argument(
+        "--out",
+        default=os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "results", "scaling_sim.json"
+        ),
+    )
     args = parser.parse_args(argv)
     if args.warmup >= args.updates:
         parser.error(f"--warmup={args.warmup} must be < --updates={args.updates}")

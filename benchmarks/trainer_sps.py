@@ -38,6 +38,7 @@ from typing import Any, Dict, List, Optional
 # The benchmarks folder is not a package: its sibling modules are found by path.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import appo_vs_sample_factory
 import run_logs
 import sps_report
 import wait_bound
@@ -271,6 +272,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument(
         "--sf-python",
         default=None,
+        type=appo_vs_sample_factory.sf_python,
         help="python of a Sample Factory venv (docs/APPO.md): adds sample_factory to the systems",
     )
     parser.add_argument("--sf-timeout", type=float, default=1800.0)

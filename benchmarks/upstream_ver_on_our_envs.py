@@ -20,11 +20,12 @@ the patch is applied there: the forkserver preloads this module after
 A benchmark shim for measuring the peer, never imported by the package.
 """
 
+import argparse
 import multiprocessing
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Tuple
 
 BASE_SEED = "HABITAT_VER_BENCH_BASE_SEED"
 # The forkserver imports these, in order, before it forks a worker.
@@ -48,21 +49,30 @@ def patch_upstream_workers() -> None:
     environment_worker.make_gym_from_config = build_our_env
 
 
-def _base_seed(argv: list) -> int:
+def _parse(argv: list) -> Tuple[str, list]:
+    """``(config name, Hydra overrides)`` of ``habitat_ver.run``'s command line."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--config-name", required=True, help="a ddppo-family config")
+    args, rest = parser.parse_known_args(argv)
+    return args.config_name, [a for a in rest if not a.startswith("-")]
+
+
+def _base_seed(name: str, overrides: list) -> int:
     """The run's ``habitat.seed``, composed as ``habitat_ver.run`` will."""
     from habitat_ver.config.compose import get_config
 
-    name = next(a.split("=", 1)[1] for a in argv if a.startswith("--config-name="))
-    overrides = [a for a in argv if not a.startswith("-")]
     return int(get_config(name, overrides).habitat.seed)
 
 
 def main() -> None:
+    name, overrides = _parse(sys.argv[1:])
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # for the forkserver
     import habitat_ver  # noqa: F401  (sim-free mode; sets its own preload first)
     from habitat_ver import run
 
-    os.environ[BASE_SEED] = str(_base_seed(sys.argv[1:]))
+    os.environ[BASE_SEED] = str(_base_seed(name, overrides))
     multiprocessing.get_context("forkserver").set_forkserver_preload(PRELOAD)
     patch_upstream_workers()  # this process too (nothing else builds envs there)
     run.main()

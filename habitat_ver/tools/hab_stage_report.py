@@ -21,6 +21,8 @@ import os
 import re
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
+from habitat_ver.common.atomic import write_atomically
+
 SCENARIOS = ("tidy_house", "prepare_groceries", "set_table")
 METHODS = {"": "TP-SRL", "_nonav": "TP-SRL(NoNav)"}
 RUN_NAMES = tuple(f"hab/{s}{m}" for s in SCENARIOS for m in METHODS)
@@ -144,7 +146,7 @@ def plot(results: Dict[str, Stages], path: str) -> None:
         ax.set_ylabel("success (%)")
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    write_atomically(path, lambda out: fig.savefig(out, format="png", dpi=120))
     plt.close(fig)
 
 
@@ -154,9 +156,8 @@ def write_report(runs: Sequence[Tuple[str, str]], out_dir: str) -> Dict[str, Sta
     for name, path in runs:
         split_run_name(name)
         results[name] = stage_success(parse_eval_log(path))
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "stage_success.md"), "w") as f:
-        f.write(markdown_table(results))
+    table = markdown_table(results).encode()
+    write_atomically(os.path.join(out_dir, "stage_success.md"), lambda out: out.write(table))
     plot(results, os.path.join(out_dir, "stage_success.png"))
     return results
 
