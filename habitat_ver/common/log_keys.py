@@ -13,7 +13,9 @@ One vocabulary for TensorBoard and the text log, in two namespaces:
   :data:`LEARN_SECONDS`, ``system/stale_fraction`` (ver),
   ``system/policy_lag/{min,mean,max}`` (ver, appo),
   ``system/dropped_trajectories`` (appo), ``system/ver_preemption_steps``
-  (ver, multi-rank), ``system/overlap`` (ver: 1 when the update overlapped
+  (ver, multi-rank: the fresh steps per rank planned for the *next* rollout,
+  VER's estimated optimum; steps in flight at the cut may add one or two),
+  ``system/overlap`` (ver: 1 when the update overlapped
   collection), ``system/nonfinite_rewards`` (ver, appo) and
   ``system/time/<timer>`` (habitat's ``g_timer`` averages).
 
