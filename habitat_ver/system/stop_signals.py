@@ -23,11 +23,13 @@ shuts its env workers down (the multi-rank agreement and the requeue are
 """
 
 import contextlib
+import os
 import signal
 import threading
 from multiprocessing import forkserver
 from typing import Any, Iterator
 
+from habitat import logger
 from habitat_baselines.rl.ddppo.ddp_utils import EXIT, REQUEUE, SAVE_STATE
 
 from habitat_ver.compat.native_libs import forkserver_context
@@ -81,6 +83,44 @@ def ignore_stop_signals() -> None:
     """For worker processes: the trainer decides when and how they stop."""
     for signum in (signal.SIGINT, *STOP_SIGNALS):
         signal.signal(signum, signal.SIG_IGN)
+
+
+# Seconds between two looks at whether this rank's torchrun agent is alive.
+LAUNCHER_CHECK_SECONDS = 2.0
+
+
+@contextlib.contextmanager
+def stop_when_launcher_dies(check_seconds: float = LAUNCHER_CHECK_SECONDS) -> Iterator[None]:
+    """Under torchrun, a stop request once the agent that launched this rank
+    is gone, as if it had sent SIGTERM.
+
+    Killed outright (SIGKILL, an OOM kill), the agent takes no rank with it:
+    they went on training unwatched, and the same command started again wrote
+    beside them into the same folders.  Elsewhere this does nothing.
+    """
+    if "TORCHELASTIC_RUN_ID" not in os.environ:
+        yield
+        return
+    agent, done = os.getppid(), threading.Event()
+
+    def watch() -> None:
+        while not done.wait(check_seconds):
+            if os.getppid() != agent:
+                logger.warning(
+                    f"the torchrun agent (pid {agent}) that launched this rank is gone: "
+                    "stopping after this update, with the resume state saved"
+                )
+                SAVE_STATE.set()
+                EXIT.set()
+                return
+
+    thread = threading.Thread(target=watch, name="habitat_ver-launcher-watch", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 def stop_requested_locally() -> bool:

@@ -398,11 +398,12 @@ class HabitatVerTrainer(PPOTrainer):
         return self.num_steps_done / max(elapsed, 1e-9)
 
     def train(self) -> None:
-        """Train until the step/update budget is spent (or a stop signal).
+        """Train until the step/update budget is spent (or a stop signal, or the
+        loss of the torchrun agent that launched this rank).
 
         Signal handlers and upstream's stop events are left as they were found.
         """
-        with stop_signals.stop_handling():
+        with stop_signals.stop_handling(), stop_signals.stop_when_launcher_dies():
             self._train()
 
     def _train(self) -> None:

@@ -2,6 +2,7 @@
 a trainer killed while an env is stuck.  Each run is a fresh interpreter
 started from a marker folder, so every process it leaves is found."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -9,6 +10,8 @@ import sys
 import time
 
 import pytest
+
+from habitat_ver.common.checkpoint import ResumeStateFiles
 
 from ..conftest import foreground_sigint
 
@@ -136,13 +139,7 @@ def test_sigterm_to_the_process_group_stops_the_run_and_its_workers_quietly(
     script = marked_scripts("train_run.py", "faulty_envs.py")
     out = tmp_path / "out"
     proc = start_script(script, trainer, out)
-    log, deadline = out / "train.log", time.monotonic() + RUN_TIMEOUT_S
-    while not (log.exists() and "update: 2" in log.read_text()):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            pytest.fail(f"no second update:\n{(script.parent / 'stderr.txt').read_text()[-3000:]}")
-        time.sleep(0.2)
+    _wait_for_update(proc, script, out / "train.log", 2)
     os.killpg(proc.pid, signal.SIGTERM)
     code, stdout, err = finish(proc, script, timeout=120)
     assert code == 0, err[-3000:]
@@ -152,6 +149,45 @@ def test_sigterm_to_the_process_group_stops_the_run_and_its_workers_quietly(
     # appo's 2 rollout workers (gym/appo_cartpole) hold 2 envs each.
     closed = (script.parent / "closed.txt").read_text().split()
     assert len(closed) == 4 and len(set(closed)) == (2 if trainer == "appo" else 4)
+    assert processes_left(str(script.parent)) == []
+
+
+def _wait_for_update(proc, script, log, update):
+    """Blocks until ``log`` shows ``update``; fails the test if the run ends first."""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while not (log.exists() and f"update: {update}" in log.read_text()):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            pytest.fail(
+                f"no update {update}:\n{(script.parent / 'stderr.txt').read_text()[-3000:]}"
+            )
+        time.sleep(0.2)
+
+
+@pytest.mark.multiproc
+def test_a_rank_whose_torchrun_agent_was_killed_stops_and_saves(
+    tmp_path, processes_left, pids_left, marked_scripts
+):
+    # Killed with SIGKILL, the agent took no rank with it: they trained on
+    # unwatched, and the same command started again wrote beside them.
+    script = marked_scripts("launcher_run.py", "train_run.py", "faulty_envs.py")
+    out = tmp_path / "out"
+    proc = start_script(script, "ver", out)
+    _wait_for_update(proc, script, out / "train.log", 2)
+    rank = int((script.parent / "stdout.txt").read_text().split()[0])
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    try:
+        assert pids_left([rank]) == [], "the rank trains on without its agent"
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # the group is gone once the rank is
+            os.killpg(proc.pid, signal.SIGKILL)
+    stdout = (script.parent / "rank_stdout.txt").read_text()
+    assert "stopped before its budget" in stdout
+    assert "the torchrun agent" in (script.parent / "rank_stderr.txt").read_text()
+    saved = ResumeStateFiles(str(out / "ck")).load()
+    assert saved["requeue_stats"]["num_updates_done"] >= 2
     assert processes_left(str(script.parent)) == []
 
 
