@@ -25,16 +25,16 @@ import argparse
 import contextlib
 import json
 import statistics
-import subprocess
 import time
-from pathlib import Path
-from typing import Any, Callable, ContextManager, Dict, List
+from typing import Any, ContextManager, Dict, List
 
 import numpy as np
 import torch
 from gym import spaces
 
 import habitat_ver  # noqa: F401  (sim-free mode before habitat imports)
+import sps_report
+from policy_encoder import median_seconds
 from habitat_baselines.common.baseline_registry import baseline_registry
 
 from habitat_ver.config.compose import get_config
@@ -42,15 +42,6 @@ from habitat_ver.envs.builder import build_env
 from habitat_ver.policies.agent_config import agent_policy_config
 
 VARIANTS = ("eager", "channels_last", "autocast", "compile")
-
-
-def _git_sha() -> str:
-    try:
-        return subprocess.check_output(
-            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, text=True
-        ).strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def _parse() -> argparse.Namespace:
@@ -104,21 +95,6 @@ def _inputs(
     return [obs, hidden, prev, masks]
 
 
-def _timed(call: Callable[[], Any], calls: int, device: str) -> float:
-    """Median milliseconds of ``calls`` calls (one untimed first)."""
-    call()
-    times = []
-    for _ in range(calls):
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        call()
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
-
-
 def main() -> None:
     args = _parse()
     torch.set_num_threads(args.threads)
@@ -159,7 +135,8 @@ def main() -> None:
                     with torch.inference_mode(), context(variant):
                         return policy.act(*given)
 
-                medians[variant].setdefault(batch, []).append(_timed(call, args.calls, args.device))
+                seconds = median_seconds(call, args.device, args.calls, warmup=1)
+                medians[variant].setdefault(batch, []).append(seconds * 1e3)
     ms = {v: {b: statistics.median(r) for b, r in per.items()} for v, per in medians.items()}
     ratios = {
         v: {b: ms[v][b] / ms["eager"][b] for b in args.batches}
@@ -170,7 +147,7 @@ def main() -> None:
         json.dumps(
             {
                 "benchmark": "policy_act",
-                "git_sha": _git_sha(),
+                "git_sha": sps_report.git_sha(),
                 "config": args.config_name,
                 "policy": _policy_name(config),
                 "device": (torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"),

@@ -23,30 +23,20 @@ ours/upstream, git SHA, device and torch version. Example::
 import argparse
 import json
 import statistics
-import subprocess
 import time
-from pathlib import Path
 from typing import Callable, Dict
 
 import numpy as np
 import torch
 
 import habitat_ver  # noqa: F401  (sim-free mode before habitat imports)
+import sps_report
 from gym import spaces
 from habitat_baselines.rl.ddppo.policy import resnet
 from habitat_baselines.rl.ddppo.policy.resnet_policy import ResNetEncoder
 from torch import nn
 
 from habitat_ver.policies.visual_encoder import VisualEncoder
-
-
-def _git_sha() -> str:
-    try:
-        return subprocess.check_output(
-            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, text=True
-        ).strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def _parse() -> argparse.Namespace:
@@ -91,7 +81,9 @@ def _models(args, space) -> Dict[str, nn.Module]:
     return {k: m.to(args.device) for k, m in models.items()}
 
 
-def _time(step: Callable[[], None], device: str, reps: int, warmup: int) -> float:
+def median_seconds(step: Callable[[], None], device: str, reps: int, warmup: int) -> float:
+    """Median wall seconds of ``reps`` calls of ``step`` after ``warmup`` untimed ones
+    (CUDA synchronised around each)."""
     for _ in range(warmup):
         step()
     times = []
@@ -122,12 +114,12 @@ def main() -> None:
                 out = model(obs)
             out.float().square().mean().backward()
 
-        results[name] = _time(step, args.device, reps, args.warmup)
+        results[name] = median_seconds(step, args.device, reps, args.warmup)
     print(
         json.dumps(
             {
                 "benchmark": "policy_encoder",
-                "git_sha": _git_sha(),
+                "git_sha": sps_report.git_sha(),
                 "device": (
                     torch.cuda.get_device_name(args.device)
                     if args.device.startswith("cuda")

@@ -182,7 +182,7 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     done = finished_runs(out, args) if args.resume else {}
     report: Dict[str, Any] = dict(
-        git_sha=trainer_sps._git_sha(),
+        git_sha=sps_report.git_sha(),
         cpus=os.cpu_count(),
         steps=args.steps,
         seeds=list(range(1, args.seeds + 1)),

@@ -4,6 +4,7 @@ ratios, issue 18's targets, the table, the plot, and the Sample Factory run."""
 import argparse
 import json
 import math
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -20,6 +21,16 @@ RATIOS = [
     ("appo", "sample_factory"),
 ]
 VER_SETTINGS = ("ver", "ver_overlap", "ver_auto")
+
+
+def git_sha() -> str:
+    """The checkout's commit, or "unknown" outside a git checkout; for reports."""
+    try:
+        return subprocess.check_output(
+            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, text=True
+        ).strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 def to_json(report: Dict[str, Any]) -> str:

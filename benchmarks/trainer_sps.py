@@ -84,11 +84,6 @@ APPO_WORKER_PER_ENV = {WORKLOADS["wait_bound"]}
 POINTNAV_DATASET = ROOT / "data/datasets/pointnav/simple_room/v1/train/train.json.gz"
 
 
-def _git_sha() -> str:
-    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    return done.stdout.strip() or "unknown"
-
-
 def ensure_pointnav_dataset(stages_dir: Optional[str]) -> None:
     """Generate the pointnav/* configs' dataset into ``data/`` if it is missing."""
     if POINTNAV_DATASET.exists():
@@ -304,7 +299,7 @@ def main() -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     report: Dict[str, Any] = dict(
-        git_sha=_git_sha(),
+        git_sha=sps_report.git_sha(),
         machine=platform.platform(),
         cpus=os.cpu_count(),
         settings={k: v for k, v in vars(args).items() if k != "sf_python"},

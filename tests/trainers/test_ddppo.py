@@ -233,18 +233,22 @@ def test_sigkill_then_restart_resumes_weights_optimizer_and_counters(out_dir):
     assert resume["lr_sched_state"]["last_epoch"] == budget
 
 
-def test_evaluate_runs_the_saved_checkpoint(out_dir):
-    execute_exp(get_config("gym/ddppo_cartpole", run_overrides(out_dir, 2)), "train")
-    eval_config = get_config(
+def _eval_latest(out_dir, *overrides):
+    """The config evaluating ``out_dir``'s ``latest.pth``, with ``overrides``."""
+    return get_config(
         "gym/ddppo_cartpole",
         run_overrides(out_dir)
         + [
             f"habitat_baselines.eval_ckpt_path_dir={out_dir}/checkpoints/latest.pth",
-            "habitat_baselines.test_episode_count=4",
             "habitat_baselines.evaluate=True",
+            *overrides,
         ],
     )
-    execute_exp(eval_config, "eval")
+
+
+def test_evaluate_runs_the_saved_checkpoint(out_dir):
+    execute_exp(get_config("gym/ddppo_cartpole", run_overrides(out_dir, 2)), "train")
+    execute_exp(_eval_latest(out_dir, "habitat_baselines.test_episode_count=4"), "eval")
     (reward,) = tensorboard_scalars(out_dir / "tb")["eval_reward/average_reward"]
     # CartPole pays 1 per step; episodes last between 8 and 500 steps.
     assert 8 <= reward <= 500
@@ -252,15 +256,7 @@ def test_evaluate_runs_the_saved_checkpoint(out_dir):
 
 def test_video_of_an_env_without_images_is_one_config_error(out_dir):
     execute_exp(get_config("gym/ddppo_cartpole", run_overrides(out_dir, 1)), "train")
-    eval_config = get_config(
-        "gym/ddppo_cartpole",
-        run_overrides(out_dir)
-        + [
-            f"habitat_baselines.eval_ckpt_path_dir={out_dir}/checkpoints/latest.pth",
-            "habitat_baselines.evaluate=True",
-            "habitat_baselines.eval.video_option=[disk]",
-        ],
-    )
+    eval_config = _eval_latest(out_dir, "habitat_baselines.eval.video_option=[disk]")
     # Upstream asserted deep in its evaluator: "Expected at least one visual sensor".
     with pytest.raises(ConfigError, match=r"needs an image observation.*'obs': \(4,\)"):
         execute_exp(eval_config, "eval")
