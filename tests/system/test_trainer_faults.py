@@ -115,16 +115,22 @@ def test_trainer_killed_while_an_env_hangs_leaves_no_process(
 HANG_WARNING = "environment 1 (global index 1, HangsOnThirdStep-v0) has been inside one step"
 
 
-def _wait_for_warning(proc, script):
-    """Blocks until the run warned that env 1 hangs (it is stuck for good)."""
-    err_path = script.parent / "stderr.txt"
+def _wait_for_text(proc, script, path, text):
+    """Blocks until ``path`` holds ``text``; fails the test (and kills the
+    run's group) if the run ends or times out first."""
     deadline = time.monotonic() + RUN_TIMEOUT_S
-    while HANG_WARNING not in err_path.read_text():
+    while not (path.exists() and text in path.read_text()):
         if proc.poll() is not None or time.monotonic() > deadline:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-            pytest.fail(f"no hang warning:\n{err_path.read_text()[-3000:]}")
+            err = (script.parent / "stderr.txt").read_text()
+            pytest.fail(f"no {text!r} in {path.name}:\n{err[-3000:]}")
         time.sleep(0.2)
+
+
+def _wait_for_warning(proc, script):
+    """Blocks until the run warned that env 1 hangs (it is stuck for good)."""
+    _wait_for_text(proc, script, script.parent / "stderr.txt", HANG_WARNING)
 
 
 @pytest.mark.multiproc
@@ -139,7 +145,7 @@ def test_sigterm_to_the_process_group_stops_the_run_and_its_workers_quietly(
     script = marked_scripts("train_run.py", "faulty_envs.py")
     out = tmp_path / "out"
     proc = start_script(script, trainer, out)
-    _wait_for_update(proc, script, out / "train.log", 2)
+    _wait_for_text(proc, script, out / "train.log", "update: 2")
     os.killpg(proc.pid, signal.SIGTERM)
     code, stdout, err = finish(proc, script, timeout=120)
     assert code == 0, err[-3000:]
@@ -152,19 +158,6 @@ def test_sigterm_to_the_process_group_stops_the_run_and_its_workers_quietly(
     assert processes_left(str(script.parent)) == []
 
 
-def _wait_for_update(proc, script, log, update):
-    """Blocks until ``log`` shows ``update``; fails the test if the run ends first."""
-    deadline = time.monotonic() + RUN_TIMEOUT_S
-    while not (log.exists() and f"update: {update}" in log.read_text()):
-        if proc.poll() is not None or time.monotonic() > deadline:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            pytest.fail(
-                f"no update {update}:\n{(script.parent / 'stderr.txt').read_text()[-3000:]}"
-            )
-        time.sleep(0.2)
-
-
 @pytest.mark.multiproc
 def test_a_rank_whose_torchrun_agent_was_killed_stops_and_saves(
     tmp_path, processes_left, pids_left, marked_scripts
@@ -174,7 +167,7 @@ def test_a_rank_whose_torchrun_agent_was_killed_stops_and_saves(
     script = marked_scripts("launcher_run.py", "train_run.py", "faulty_envs.py")
     out = tmp_path / "out"
     proc = start_script(script, "ver", out)
-    _wait_for_update(proc, script, out / "train.log", 2)
+    _wait_for_text(proc, script, out / "train.log", "update: 2")
     rank = int((script.parent / "stdout.txt").read_text().split()[0])
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
