@@ -196,7 +196,7 @@ def habitat_sim_available() -> bool:
     if _FINDER is not None or forced():
         return False
     if "habitat_sim" in sys.modules:
-        return not getattr(sys.modules["habitat_sim"], "__habitat_ver_stand_in__", False)
+        return real_habitat_sim_loaded()
     return importlib.util.find_spec("habitat_sim") is not None
 
 

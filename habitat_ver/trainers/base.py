@@ -252,11 +252,12 @@ class HabitatVerTrainer(PPOTrainer):
         self.rollout_lengths = list(stats.get("rollout_lengths", []))
         self._restore_extra_stats(stats)
         self._resume_state_update = self.num_updates_done  # the state on disk
-        saved_ranks = stats.get("world_size", self._world_size())
-        if saved_ranks != self._world_size():
+        ranks = self._world_size()
+        saved_ranks = stats.get("world_size", ranks)
+        if saved_ranks != ranks:
             logger.warning(
-                f"resuming a run of {saved_ranks} rank(s) on {self._world_size()}: "
-                f"each update now collects {self._world_size()}/{saved_ranks} of the "
+                f"resuming a run of {saved_ranks} rank(s) on {ranks}: "
+                f"each update now collects {ranks}/{saved_ranks} of the "
                 "steps it did, and the step budget is reached in a different number "
                 "of updates"
             )

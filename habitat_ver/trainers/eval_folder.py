@@ -69,9 +69,9 @@ def _ends_run(extra_state: Dict[str, Any], evaluated: int, num_checkpoints: int)
     return percent_done >= 1.0
 
 
-def _why_wait(folder: str) -> str:
+def _why_wait(any_checkpoint: bool) -> str:
     """What the wait for a folder's next checkpoint assumes, for the log."""
-    if checkpoints_in(folder):
+    if any_checkpoint:
         return "its run goes on"
     return (
         "the folder holds no checkpoint yet: a run writing there has not saved one; "
@@ -106,11 +106,13 @@ def evaluate_folder(
     evaluated: List[int] = []
     waiting_for: Optional[int] = None
     while not progress.run_ended:
-        todo = [(n, path) for n, path in checkpoints_in(folder) if n not in progress.done]
+        found = checkpoints_in(folder)
+        todo = [(n, path) for n, path in found if n not in progress.done]
         if not todo:
             next_index = max(progress.done, default=-1) + 1
             if waiting_for != next_index:
-                logger.info(f"waiting for {folder}/ckpt.{next_index}.pth ({_why_wait(folder)})")
+                why = _why_wait(bool(found))
+                logger.info(f"waiting for {folder}/ckpt.{next_index}.pth ({why})")
                 waiting_for = next_index
             time.sleep(poll_seconds)
             continue
