@@ -50,7 +50,8 @@ class TrajectoryBatch:
 
         Args:
             advantages: unused (V-trace computes them per minibatch), None.
-            num_mini_batch: number of minibatches, <= the trajectories.
+            num_mini_batch: number of minibatches, <= the trajectories; each
+                gets ``B // num_mini_batch`` trajectories or one more.
 
         Yields:
             Dicts with upstream's keys for ``evaluate_actions``
@@ -62,8 +63,9 @@ class TrajectoryBatch:
         """
         if advantages is not None:
             raise ValueError("appo's minibatches get V-trace advantages, not precomputed ones")
+        # tensor_split, not chunk: chunk(4) of 5 trajectories gives 3 pieces.
         order = torch.randperm(self.num_trajectories)
-        for mb in order.chunk(num_mini_batch):
+        for mb in order.tensor_split(num_mini_batch):
             yield self._minibatch(mb)
 
     def _minibatch(self, mb: Tensor) -> Dict[str, Any]:

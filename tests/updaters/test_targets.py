@@ -223,3 +223,30 @@ def test_update_reports_the_extremes_of_min_and_max_metrics_and_the_mean_of_the_
         "system/policy_lag/min": -4.0,
         "learner/loss/total": 1.5,
     }
+
+
+@pytest.mark.parametrize(
+    "trajectories, minibatches, sizes",
+    [(5, 4, [2, 1, 1, 1]), (6, 4, [2, 2, 1, 1]), (4, 4, [1, 1, 1, 1])],
+)
+def test_appo_batch_yields_exactly_num_mini_batch_minibatches_of_whole_trajectories(
+    trajectories, minibatches, sizes
+):
+    steps = 3
+    data = {
+        "observations": {"x": torch.arange(trajectories).repeat(steps + 1, 1).unsqueeze(-1)},
+        "masks": torch.ones(steps + 1, trajectories, 1, dtype=torch.bool),
+        "prev_actions": torch.zeros(steps + 1, trajectories, 1, dtype=torch.long),
+        "actions": torch.zeros(steps + 1, trajectories, 1, dtype=torch.long),
+        "behaviour_log_probs": torch.zeros(steps, trajectories, 1),
+        "value_preds": torch.zeros(steps, trajectories, 1),
+        "rewards": torch.zeros(steps, trajectories, 1),
+        "dones": torch.zeros(steps, trajectories, 1, dtype=torch.bool),
+        "truncated": torch.zeros(steps, trajectories, 1, dtype=torch.bool),
+        "hidden": torch.zeros(trajectories, 1, 4),
+    }
+    torch.manual_seed(0)
+    batches = list(TrajectoryBatch(data, torch.device("cpu")).data_generator(None, minibatches))
+    per_batch = [mb["observations"]["x"].view(steps + 1, -1)[0].tolist() for mb in batches]
+    assert sorted(len(ids) for ids in per_batch) == sorted(sizes)
+    assert sorted(i for ids in per_batch for i in ids) == list(range(trajectories))
