@@ -13,8 +13,9 @@ section 2.3). Per update ``u``:
    counter and stops once the counter reaches ``S``
    (:meth:`VERPreemptionTracker.should_preempt`).
 
-No step waits for another rank: the store calls are one non-blocking ``add``
-per inference batch, and the reads of step 2 find keys already written.
+No step waits for another rank: the store calls are one ``add`` per
+inference batch (a round trip to the store, never a wait for other ranks),
+and the reads of step 2 find keys already written.
 """
 
 import math
@@ -22,10 +23,7 @@ from typing import List, Optional
 
 import torch.distributed as dist
 
-from habitat_ver.distributed.ver_preemption import PreemptionPlan, optimal_preemption_steps
-
-# Preemption policies a trainer can be configured with.
-PREEMPTION_POLICIES = ("none", "ddppo", "ver")
+from habitat_ver.distributed.ver_preemption import optimal_preemption_steps
 
 
 class VERPreemptionTracker:
@@ -46,7 +44,6 @@ class VERPreemptionTracker:
         self._envs, self._num_steps = envs_per_rank, num_steps
         # S for the rollout being collected; None: collect every step.
         self.target: Optional[int] = None
-        self.last_plan: Optional[PreemptionPlan] = None
 
     def publish(self, update: int, step_time: float, learn_time: float) -> None:
         """This rank's statistics of rollout ``update``.
@@ -74,8 +71,9 @@ class VERPreemptionTracker:
         stats = self._read_stats(update)
         step_times = [max(t, 1e-9) if math.isfinite(t) else 1e-9 for t, _ in stats]
         learn_time = min(lt for _, lt in stats)
-        plan = optimal_preemption_steps(step_times, self._envs, self._num_steps, learn_time)
-        self.last_plan, self.target = plan, plan.steps
+        self.target = optimal_preemption_steps(
+            step_times, self._envs, self._num_steps, learn_time
+        ).steps
         return self.target
 
     def should_preempt(self, update: int, new_steps: int) -> bool:

@@ -213,6 +213,10 @@ class VERCollector:
                 new, counted = rollouts.steps_collected - counted, rollouts.steps_collected
                 if preempted(new):
                     break
+        if rollouts.steps_collected > counted:
+            # The overlap thread filled the whole rollout while PPO learnt: the
+            # loop never ran, and the other ranks still need these steps.
+            preempted(rollouts.steps_collected - counted)
         seconds = self.clock() - start + self._overlap_collect_s
         self._overlap_collect_s = 0.0
         return rollouts.steps_collected, seconds

@@ -395,6 +395,7 @@ def test_step_time_counts_the_time_of_steps_collected_while_learning(out_dir):
         before = sent[0]
         assert trainer._collect_rollout() == T * 3
         assert sent[0] == before  # nothing left to collect after learning
+        assert tracker.counted == [T * 3]  # yet the other ranks learn of its steps
         assert tracker.step_times[1] == pytest.approx(0.03)
         assert trainer.rollout_stats[1]["collect_s"] == pytest.approx(0.48)
     finally:
