@@ -127,6 +127,11 @@ class AppoTrainer(HabitatVerTrainer):
         worker = self._policy_worker
         assert worker is not None, "_init_train builds the policy worker"
         worker.publish(self._agent.actor_critic.state_dict(), self.num_updates_done)
+        # The episode counters go on from the restored ones: the reward window
+        # holds cumulative sums, so counters from 0 would make it negative.
+        worker.running_stats.update(
+            {key: value.clone() for key, value in self.running_episode_stats.items()}
+        )
         worker.start(self._rollout_workers.all_groups())
 
     def _collect_rollout(self) -> int:

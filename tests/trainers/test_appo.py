@@ -168,6 +168,13 @@ def test_a_restarted_run_resumes_counters_and_optimizer(out_dir):
     # 4 updates x 2 epochs x 1 minibatch: Adam kept counting across the restart.
     assert adam_steps == {4 * 2}
     assert trainer.num_steps_done >= first.num_steps_done + 2 * steps_per_update
+    # The episode statistics go on from the saved ones: the reward window is
+    # cumulative, so a restart from 0 made its differences negative.
+    counts = [float(c.sum()) for c in trainer.window_episode_stats["count"]]
+    assert counts == sorted(counts) and counts[-1] > float(
+        first.running_episode_stats["count"].sum()
+    )
+    assert all(r > 0 for r in tensorboard_scalars(out_dir / "tb")["reward"])
 
 
 def test_evaluate_runs_an_appo_checkpoint(out_dir):
