@@ -19,12 +19,18 @@ the opposite sign on the alpha term, which *raises* alpha while the entropy
 is above target (driving it to its upper bound). This module follows SAC's
 sign, under which alpha behaves as the constraint requires.
 
+With VER's importance weights ``w <= 1`` the bonus term is ``mean(w * H)``,
+as for the other losses, but the constraint compares the policy's entropy
+itself, the weighted mean ``sum(w * H) / sum(w)`` (``measured`` below): the
+unnormalised one is smaller by ``mean(w)`` and would raise alpha for a
+policy already at its target.
+
 ``alpha`` is parameterised as ``log_alpha`` (always positive, scale-free
 steps) and projected back into its bounds after each step.
 """
 
 import math
-from typing import Tuple
+from typing import Optional, Tuple
 
 from torch import Tensor
 
@@ -43,23 +49,30 @@ ALPHA_BOUNDS: Tuple[float, float] = (1e-4, 1.0)
 TARGET_ENTROPY = 0.0
 
 
-def entropy_coef_loss(log_alpha: Tensor, entropy: Tensor, target: float) -> Tensor:
-    """``alpha * ([H]_sg - target) - [alpha]_sg * H`` with ``alpha = exp(log_alpha)``.
+def entropy_coef_loss(
+    log_alpha: Tensor, entropy: Tensor, target: float, measured: Optional[Tensor] = None
+) -> Tensor:
+    """``alpha * ([H_m]_sg - target) - [alpha]_sg * H`` with ``alpha = exp(log_alpha)``.
 
     Args:
         log_alpha: log of the coefficient (differentiable).
-        entropy: mean policy entropy ``H`` of the minibatch (differentiable).
+        entropy: the entropy bonus' term ``H`` of the minibatch (differentiable;
+            with VER's importance weights, their unnormalised weighted mean).
         target: target entropy ``lambda`` (nats).
+        measured: ``H_m``, the policy's mean entropy the constraint compares
+            with ``target``; None: ``H``. VER's weights are <= 1, so their
+            unnormalised mean ``H`` understates the entropy.
 
     Returns:
         The scalar loss; its gradient wrt ``log_alpha`` is
-        ``alpha * ([H]_sg - target)`` and wrt ``H`` is ``-alpha``.
+        ``alpha * ([H_m]_sg - target)`` and wrt ``H`` is ``-alpha``.
 
     Shapes:
-        log_alpha, entropy: ``[]``. Returns ``[]``.
+        log_alpha, entropy, measured: ``[]``. Returns ``[]``.
     """
     alpha = log_alpha.exp()
-    return alpha * (entropy.detach() - target) - alpha.detach() * entropy
+    measured = entropy if measured is None else measured
+    return alpha * (measured.detach() - target) - alpha.detach() * entropy
 
 
 def clamp_log_alpha(log_alpha: Tensor, bounds: Tuple[float, float] = ALPHA_BOUNDS) -> Tensor:

@@ -37,6 +37,7 @@ __all__ = [
     "clipped_value_loss",
     "gated_clipped_value_loss",
     "masked_mean",
+    "normalised_mean",
     "value_loss",
 ]
 
@@ -93,6 +94,27 @@ def masked_mean(
     mask = torch.broadcast_to(mask, x.shape)
     x = torch.where(mask, x, torch.zeros_like(x))
     return x.sum() / mask.sum().clamp(min=1).type_as(x)
+
+
+def normalised_mean(
+    x: Tensor,
+    mask: Optional[Tensor] = None,
+    weights: Optional[Tensor] = None,
+) -> Tensor:
+    """``sum(w * x * m) / sum(w * m)``: the weighted average of ``x`` (where
+    :func:`masked_mean` divides by the count, so weights < 1 shrink it).
+
+    Returns:
+        Scalar tensor; 0 when no valid entry has a positive weight.
+
+    Shapes:
+        x: ``[B, ...]``; mask, weights: broadcastable to ``x``; out: ``[]``.
+    """
+    w = torch.ones_like(x) if weights is None else torch.broadcast_to(weights, x.shape)
+    if mask is not None:
+        w = torch.where(torch.broadcast_to(mask, x.shape), w, torch.zeros_like(w))
+    total = w.sum()
+    return (w * x).sum() / total if total > 0 else x.new_zeros(())
 
 
 def clipped_surrogate_loss(

@@ -7,7 +7,7 @@ reports an entropy: Gaussian, categorical or a product of both.
 """
 
 import math
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 import torch
@@ -64,9 +64,10 @@ class LearnedEntropyCoefficient(nn.Module):
         """The current ``alpha`` (differentiable through ``log_alpha``)."""
         return self.log_alpha.exp()
 
-    def loss(self, entropy: Tensor) -> Tensor:
-        """``alpha * ([H]_sg - target) - [alpha]_sg * H`` (scalar)."""
-        return entropy_coef_loss(self.log_alpha, entropy, self.target)
+    def loss(self, entropy: Tensor, measured: Optional[Tensor] = None) -> Tensor:
+        """``alpha * ([H_m]_sg - target) - [alpha]_sg * H`` (scalar); ``H_m``:
+        ``measured``, the entropy the constraint compares (None: ``H``)."""
+        return entropy_coef_loss(self.log_alpha, entropy, self.target, measured)
 
     def step(self) -> None:
         """Adam step on ``log_alpha`` from its gradient, projection, zero grad."""

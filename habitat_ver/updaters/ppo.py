@@ -45,6 +45,7 @@ from habitat_ver.algo.ppo_loss import (
     clipped_surrogate_loss,
     gated_clipped_value_loss,
     masked_mean,
+    normalised_mean,
     value_loss,
 )
 from habitat_ver.algo.entropy_coef import entropy_target
@@ -65,7 +66,11 @@ class PPOLosses(NamedTuple):
     Attributes:
         policy: clipped surrogate loss (scalar, differentiable).
         value: critic loss before ``value_loss_coef`` (scalar, differentiable).
-        entropy: mean policy entropy ``H`` (scalar, differentiable).
+        entropy: the entropy bonus' ``H`` (scalar, differentiable): the mean
+            of the entropy times VER's importance weights, like the other terms.
+        measured_entropy: the policy's mean entropy, weighted and normalised
+            by the weights' sum (scalar, detached); what the learned
+            coefficient's constraint compares and the log reports.
         clip_fraction: fraction of clipped ratios (scalar, detached).
         approx_kl: ``KL(behaviour || current)`` estimate (scalar, detached).
         ratio: probability ratios of the valid samples (detached).
@@ -75,6 +80,7 @@ class PPOLosses(NamedTuple):
     policy: Tensor
     value: Tensor
     entropy: Tensor
+    measured_entropy: Tensor
     clip_fraction: Tensor
     approx_kl: Tensor
     ratio: Tensor
@@ -99,8 +105,8 @@ class PPOUpdater(PPO):
     furthest from the behaviour one):
 
     * ``learner/loss/policy``, ``learner/loss/value`` (before
-      ``value_loss_coef``), ``learner/loss/entropy`` (mean entropy ``H``,
-      unscaled), ``learner/loss/total``;
+      ``value_loss_coef``), ``learner/loss/entropy`` (the policy's mean entropy,
+      importance-weighted and normalised, unscaled), ``learner/loss/total``;
     * ``learner/clip_fraction``, ``learner/approx_kl``, ``learner/grad_norm``,
       ``learner/entropy_coef`` (fixed or learned),
       ``learner/value_pred/{min,mean,max}``, ``learner/prob_ratio/{min,mean,max}``;
@@ -294,6 +300,7 @@ class PPOUpdater(PPO):
             policy=policy.loss,
             value=self._value_loss(batch, values, weights, mask),
             entropy=masked_mean(dist_entropy, mask, weights),
+            measured_entropy=normalised_mean(dist_entropy.detach(), mask, weights),
             clip_fraction=policy.clip_fraction,
             approx_kl=kl,
             ratio=valid(policy.ratio),
@@ -331,7 +338,7 @@ class PPOUpdater(PPO):
         if isinstance(self.entropy_coef, LearnedEntropyCoefficient):
             # alpha * ([H]_sg - target) - [alpha]_sg * H; the first term only
             # moves log_alpha, stepped in after_step by its own optimiser.
-            all_losses.append(self.entropy_coef.loss(losses.entropy))
+            all_losses.append(self.entropy_coef.loss(losses.entropy, losses.measured_entropy))
         else:
             all_losses.append(-self.entropy_coef * losses.entropy)
         all_losses.extend(v["loss"] for v in aux_loss_res.values())
@@ -361,7 +368,7 @@ class PPOUpdater(PPO):
         record_min_mean_max(losses.ratio, "learner/prob_ratio")
         m["learner/loss/policy"].append(losses.policy)
         m["learner/loss/value"].append(losses.value)
-        m["learner/loss/entropy"].append(losses.entropy)
+        m["learner/loss/entropy"].append(losses.measured_entropy)
         m["learner/loss/total"].append(total_loss)
         if epoch == self.ppo_epoch - 1:
             m["learner/clip_fraction"].append(losses.clip_fraction)

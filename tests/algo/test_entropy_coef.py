@@ -244,3 +244,44 @@ def test_fixed_coefficient_stays_default_and_is_logged():
     metrics = updater.update(storage)
     assert metrics["learner/entropy_coef"] == pytest.approx(1e-3)
     assert "entropy_coef_state" not in updater.get_resume_state()
+
+
+def test_the_constraint_compares_the_measured_entropy_the_bonus_keeps_its_own():
+    # alpha = 0.5, bonus term H = 1 (weighted by w <= 1), measured H_m = 2,
+    # target 0.5: d/dlog_alpha = alpha * (H_m - target) = 0.75; d/dH = -alpha.
+    log_alpha = torch.tensor(math.log(0.5), requires_grad=True)
+    entropy = torch.tensor(1.0, requires_grad=True)
+    loss = entropy_coef_loss(log_alpha, entropy, 0.5, measured=torch.tensor(2.0))
+    torch.testing.assert_close(loss, torch.tensor(0.5 * 1.5 - 0.5 * 1.0))
+    loss.backward()
+    torch.testing.assert_close(log_alpha.grad, torch.tensor(0.75))
+    torch.testing.assert_close(entropy.grad, torch.tensor(-0.5))
+
+
+def test_importance_weights_do_not_lower_the_entropy_alpha_sees_or_the_log():
+    # VER's weights (here 0.25 for every sample) scale the bonus term like the
+    # other losses, but the entropy compared with the target and logged is the
+    # policy's own: the same as without weights.
+    policy, storage = _policy_and_storage()
+    updater = _updater(policy, adaptive=True)
+    batch = next(storage.data_generator(storage.buffers["returns"] * 0 + 1, 1))
+    values, log_probs, entropy, _, _ = policy.evaluate_actions(
+        batch["observations"],
+        batch["recurrent_hidden_states"],
+        batch["prev_actions"],
+        batch["masks"],
+        batch["actions"],
+        batch["rnn_build_seq_info"],
+    )
+    plain = updater._compute_losses(batch, values, log_probs, entropy)
+    batch["is_coeffs"] = torch.full_like(values, 0.25)
+    weighted = updater._compute_losses(batch, values, log_probs, entropy)
+    torch.testing.assert_close(weighted.entropy, 0.25 * plain.entropy)
+    torch.testing.assert_close(weighted.measured_entropy, plain.measured_entropy)
+    torch.testing.assert_close(plain.measured_entropy, entropy.mean().detach())
+    coef = updater.entropy_coef
+    coef.loss(weighted.entropy, weighted.measured_entropy).backward()
+    alpha = float(coef().detach())
+    assert float(coef.log_alpha.grad) == pytest.approx(
+        alpha * float(entropy.mean().detach()), rel=1e-5
+    )

@@ -11,6 +11,7 @@ from habitat_ver.algo.ppo_loss import (
     clipped_value_loss,
     gated_clipped_value_loss,
     masked_mean,
+    normalised_mean,
     value_loss,
 )
 
@@ -216,3 +217,14 @@ def test_masked_mean_hand_computed():
     w = torch.tensor([2.0, 0.5, 7.0])
     m = torch.tensor([True, True, False])
     torch.testing.assert_close(masked_mean(x, m, w), torch.tensor(1.75))
+
+
+def test_normalised_mean_divides_by_the_weights_sum():
+    x = torch.tensor([[1.0], [3.0], [5.0]])
+    w = torch.tensor([[0.5], [0.25], [1.0]])
+    # (0.5 * 1 + 0.25 * 3 + 1 * 5) / 1.75 = 6.25 / 1.75
+    torch.testing.assert_close(normalised_mean(x, None, w), torch.tensor(6.25 / 1.75))
+    mask = torch.tensor([[True], [True], [False]])
+    torch.testing.assert_close(normalised_mean(x, mask, w), torch.tensor(1.25 / 0.75))
+    torch.testing.assert_close(normalised_mean(x, mask), torch.tensor(2.0))
+    assert float(normalised_mean(x, torch.zeros_like(mask))) == 0.0
