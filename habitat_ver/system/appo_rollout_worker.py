@@ -22,7 +22,7 @@ import enum
 import os
 import queue
 import traceback
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Set, Tuple
 
 from habitat_ver.system.env_worker import (
     LINK_CLOSED_ERRORS,
@@ -277,7 +277,9 @@ class RolloutWorkerPool:
             self._processes.append(process)
         spaces: Dict[int, Any] = {}
         while len(spaces) < len(chunks):
-            _, w, payload = self.next_report(START_TIMEOUT_S)
+            _, w, payload = self._next_report_or_fail(
+                "while their envs were being built", set(range(len(chunks))) - set(spaces)
+            )
             spaces[w] = payload
         return [env_spaces for w in range(len(chunks)) for env_spaces in spaces[w]]
 
@@ -299,7 +301,8 @@ class RolloutWorkerPool:
         self.reset_all()
         waiting = set(self.all_groups())
         while waiting:
-            waiting.discard(tuple(self.next_report(START_TIMEOUT_S)[1:]))
+            report = self._next_report_or_fail("while their envs reset", {w for w, _ in waiting})
+            waiting.discard(tuple(report[1:]))
         return self.buffers.observation_dicts()
 
     @staticmethod
@@ -323,6 +326,21 @@ class RolloutWorkerPool:
                 self._reports.put((Report.FAILED, failure.env_index, failure.details))
             return
         self._commands[worker].put((command, group))
+
+    def _next_report_or_fail(self, doing: str, workers: Set[int]) -> Tuple[Any, int, Any]:
+        """:meth:`next_report` within ``START_TIMEOUT_S``, else every worker
+        is shut down and the silent ``workers`` are named."""
+        try:
+            return self.next_report(START_TIMEOUT_S)
+        except queue.Empty:
+            silent = sorted(workers)
+            envs = [i for w in silent for group in self.groups[w] for i in group]
+            self.close()
+            raise EnvWorkerError(
+                f"nothing was heard from rollout workers {silent} for "
+                f"{START_TIMEOUT_S:.0f} s {doing}; all rollout workers were shut down. "
+                f"Their environments: " + ", ".join(f"{i} ({self._describe(i)})" for i in envs)
+            ) from None
 
     def next_report(self, timeout: Optional[float]) -> Tuple[Any, int, Any]:
         """The next ``(Report.READY, worker, group)`` (or SPACES at start-up).
@@ -355,7 +373,7 @@ class RolloutWorkerPool:
                 continue
             return report
 
-    def _fail(self, env_index: int, details: str) -> None:
+    def _fail(self, env_index: int, details: str) -> NoReturn:
         self.close()
         raise EnvWorkerError(
             f"environment {env_index} ({self._describe(env_index)}) failed; all rollout "

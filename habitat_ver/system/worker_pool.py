@@ -190,7 +190,16 @@ class EnvWorkerPool:
             self._env_of[ours] = index
         spaces: Dict[int, Any] = {}
         while len(spaces) < self.num_envs:
-            for kind, index, payload in self._receive(START_TIMEOUT_S):
+            try:
+                reports = self._receive(START_TIMEOUT_S)
+            except queue.Empty:
+                starting = sorted(set(range(self.num_envs)) - set(spaces))
+                self._fail(
+                    starting[0],
+                    f"nothing was heard from environments {starting} for "
+                    f"{START_TIMEOUT_S:.0f} s while they were being built",
+                )
+            for kind, index, payload in reports:
                 if kind == Report.SPACES:
                     spaces[index] = payload
         return [spaces[i] for i in range(self.num_envs)]

@@ -1,7 +1,8 @@
 """Run by test_worker_pool.py in a fresh interpreter (not collected).
 
 Steps CartPole and an env that raises at its third step in an EnvWorkerPool
-and prints the error the pool raised.
+and prints the error the pool raised.  Mode ``hangs_while_built``: the second
+env never finishes its construction, and the pool waits 2 s for it.
 """
 
 import functools
@@ -13,15 +14,23 @@ import gym
 import torch
 
 import habitat_ver  # noqa: F401
+from habitat_ver.system import worker_pool
 from habitat_ver.system.worker_pool import EnvWorkerError, EnvWorkerPool
 
-from faulty_envs import RaisesOnThirdStep  # copied beside this script
+from faulty_envs import HangsWhileBuilt, RaisesOnThirdStep  # copied beside this script
 
 
 def main() -> None:
     names = ["CartPole-v1", "RaisesOnThirdStep"]
     makers = [functools.partial(gym.make, "CartPole-v1"), RaisesOnThirdStep]
-    pool = EnvWorkerPool(makers, describe=lambda i: names[i], serial=sys.argv[1] == "serial")
+    if sys.argv[1] == "hangs_while_built":
+        worker_pool.START_TIMEOUT_S = 2.0
+        names[1], makers[1] = "HangsWhileBuilt", HangsWhileBuilt
+    try:
+        pool = EnvWorkerPool(makers, describe=lambda i: names[i], serial=sys.argv[1] == "serial")
+    except EnvWorkerError as error:
+        print(f"ERROR: {error}")
+        return
     print("workers started", flush=True)
     pool.reset()
     if sys.argv[1] == "sigkill":  # the trainer dies without closing the pool

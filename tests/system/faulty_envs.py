@@ -2,7 +2,7 @@
 CartPoles cut short by gym's time limit (not collected).
 
 Importing it registers the gym ids ``RaisesOnThirdStep-v0``,
-``HangsOnThirdStep-v0``, ``CutAt3CartPole-v0``, ``CutAt5CartPole-v0`` and
+``HangsOnThirdStep-v0``, ``HangsWhileBuilt-v0``, ``CutAt3CartPole-v0``, ``CutAt5CartPole-v0`` and
 ``RecordsCloseCartPole-v0``.
 """
 
@@ -39,6 +39,16 @@ class HangsOnThirdStep(RaisesOnThirdStep):
 
 
 register(id="HangsOnThirdStep-v0", entry_point=HangsOnThirdStep)
+
+
+class HangsWhileBuilt(gym.Wrapper):
+    """Its construction never returns (a simulator stuck loading its scene)."""
+
+    def __init__(self):
+        time.sleep(3600)
+
+
+register(id="HangsWhileBuilt-v0", entry_point=HangsWhileBuilt)
 
 
 # CartPole never falls within 5 steps, so every episode of these ends by gym's

@@ -200,6 +200,28 @@ def test_failing_env_is_named_and_every_worker_is_gone(
     assert shm_left_since(shm_before) == set()
 
 
+@pytest.mark.multiproc
+def test_a_rollout_worker_whose_env_never_finishes_building_is_named(
+    tmp_path, processes_left, marked_scripts
+):
+    script = marked_scripts("appo_faulty_run.py", "faulty_envs.py")
+    done = subprocess.run(
+        [sys.executable, str(script), "hangs_while_built", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=script.parent,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    # Two envs per rollout worker: worker 0 builds env 0, then env 1.
+    assert done.stdout.startswith(
+        "ERROR: nothing was heard from rollout workers [0] for 2 s while their envs were "
+        "being built; all rollout workers were shut down. Their environments: "
+        "0 (global index 0, CartPole-v1), 1 (global index 1, HangsWhileBuilt-v0)\n"
+    ), done.stdout
+    assert processes_left(str(script.parent)) == []
+
+
 def test_time_limit_cuts_are_stored_with_the_trajectories():
     # Env 1 reports its episode ends (every 5 steps) as time-limit cuts; env 0
     # ends its episodes itself.

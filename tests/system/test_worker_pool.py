@@ -32,6 +32,27 @@ def test_failing_env_is_named_and_every_worker_is_gone(
 
 
 @pytest.mark.multiproc
+def test_an_env_that_never_finishes_building_is_named_and_every_worker_is_gone(
+    processes_left, marked_scripts
+):
+    # Before: a bare queue.Empty after the wait, and the workers left running.
+    script = marked_scripts("faulty_env_run.py", "faulty_envs.py")
+    done = subprocess.run(
+        [sys.executable, str(script), "hangs_while_built"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=script.parent,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ERROR: environment 1 (HangsWhileBuilt) failed" in done.stdout
+    assert "nothing was heard from environments [1] for 2 s while they were being built" in (
+        done.stdout
+    )
+    assert processes_left(str(script.parent)) == []
+
+
+@pytest.mark.multiproc
 def test_workers_exit_when_the_trainer_is_killed(processes_left, marked_scripts):
     # Workers ignore SIGTERM/SIGINT (the trainer stops them) and are not the
     # trainer's children (forkserver), so they must notice it is gone.
