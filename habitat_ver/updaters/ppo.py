@@ -257,16 +257,15 @@ class PPOUpdater(PPO):
     ) -> Tuple[Optional[Tensor], Optional[Tensor]]:
         """Per-sample loss weights and validity mask of a minibatch.
 
-        Weights are VER's importance coefficients truncated at 1 (upstream's
-        ``is_coeffs`` key); the mask is habitat's ``loss_mask`` key (0/1, as
-        written by upstream's HRL storage). Either is None when absent.
+        Weights are VER's importance coefficients (upstream's ``is_coeffs``
+        key), already truncated by the storage at its ``is_coeff_cap``; the
+        mask is habitat's ``loss_mask`` key (0/1, as written by upstream's
+        HRL storage). Either is None when absent.
 
         Shapes:
             both: ``[B, 1]`` or None.
         """
         weights = batch.get("is_coeffs")
-        if weights is not None:
-            weights = weights.clamp(max=1.0)
         mask = batch.get("loss_mask")
         if mask is not None:
             mask = mask.bool()

@@ -285,3 +285,14 @@ def test_importance_weights_do_not_lower_the_entropy_alpha_sees_or_the_log():
     assert float(coef.log_alpha.grad) == pytest.approx(
         alpha * float(entropy.mean().detach()), rel=1e-5
     )
+
+
+def test_the_updater_uses_the_storages_weights_as_they_are():
+    # The storage truncates at its is_coeff_cap; a second cap at 1 in the
+    # updater undid any cap above 1.
+    policy, storage = _policy_and_storage()
+    updater = _updater(policy, adaptive=False)
+    batch = next(storage.data_generator(storage.buffers["returns"] * 0 + 1, 1))
+    batch["is_coeffs"] = torch.full((batch["actions"].shape[0], 1), 2.0)
+    weights, _ = updater._sample_weights_and_mask(batch)
+    assert torch.equal(weights, batch["is_coeffs"])
