@@ -162,6 +162,3 @@ class SlotPool:
     def give_back(self, slots: List[int]) -> None:
         for slot in slots:
             self._free.put(slot)
-
-    def num_free(self) -> int:
-        return self._free.qsize()

@@ -37,7 +37,6 @@ class Report(enum.IntEnum):
     SPACES = 0  # payload: (observation_space, action_space), once at start
     READY = 1  # env i's row holds a new step result
     FAILED = 2  # payload: the formatted traceback
-    CLOSED = 3
     INFO_NAMES = 4  # payload: env i's info metric names, sent when they grow
     HUNG = 5  # payload: seconds env i has been inside one step or reset so far
 
@@ -252,6 +251,5 @@ def _serve(stepper: EnvStepper, link: WorkerLink, watch: TrainerWatch) -> None:
                 stepper.reset()
         else:
             stepper.env.close()
-            link.report(Report.CLOSED, stepper.index)
             return
         link.report(Report.READY, stepper.index)

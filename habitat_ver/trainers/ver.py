@@ -267,9 +267,6 @@ class VERTrainer(DDPPOTrainer):
         losses["system/overlap"] = float(self.overlapped[-1])
         self._last_learn_time = time.monotonic() - start
         if self._ver_tracker is not None:
-            last = self.rollout_stats[-1]
-            # Averaged over ranks by the per-update all-reduce: the run's share.
-            losses["system/stale_fraction"] = last["stale"] / (last["fresh"] + last["stale"])
             losses["system/ver_preemption_steps"] = float(
                 self._ver_tracker.plan_next(self.num_updates_done)
             )

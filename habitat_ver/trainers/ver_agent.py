@@ -3,9 +3,10 @@
 Upstream's ``SingleAgentAccessMgr._create_storage`` passes only the storage
 contract's arguments; VER's storage also needs ``variable_experience`` (from
 upstream's ``habitat_baselines.rl.ver``), so this subclass overrides that one
-hook (the importance-weight cap keeps VER's 1.0: no config key sets it).  With ``overlap_rollouts_and_learn`` it
-also keeps a second storage that the next rollout fills while PPO learns on
-the first (:meth:`VERAgentAccessMgr.begin_next_rollout`).
+hook (the importance-weight cap keeps VER's 1.0: no config key sets it).
+With ``overlap_rollouts_and_learn`` it also keeps a second storage that the
+next rollout fills while PPO learns on the first
+(:meth:`VERAgentAccessMgr.begin_next_rollout`).
 """
 
 from typing import Any, Optional
