@@ -43,8 +43,9 @@ def dones_from_next_masks(masks: Tensor, num_steps: int) -> Tensor:
     describes: ``RolloutStorage.insert`` writes ``next_masks`` at index
     ``t + 1``, and ``masks[t + 1]`` is False when the episode ended after
     acting at ``t``. ``masks[0]`` describes the previous rollout and is not
-    used. This is the only place the project translates between the two
-    conventions.
+    used. This is the only place the project reads dones out of that
+    shifted buffer; the collectors only negate an env's fresh ``done`` into
+    the ``masks`` argument upstream's policies take.
 
     Args:
         masks: habitat's mask buffer, bool (or 0/1) with at least
