@@ -101,6 +101,9 @@ class HabitatVerTrainer(PPOTrainer):
         # Multi-rank: a stop signal on any rank, agreed in the last all-reduce.
         self._stop_agreed = False
         self._collect_seconds = 0.0  # of the rollout being learnt
+        # Evaluation: the config the checkpoint is evaluated with (set by
+        # _init_envs, read once by _create_agent).
+        self._eval_config: Any = None
 
     # ----------------------------------------------------------------- hooks
     @classmethod
@@ -114,6 +117,7 @@ class HabitatVerTrainer(PPOTrainer):
         config = self.config if config is None else config
         super()._init_envs(use_our_env_factory(config), is_eval)
         if is_eval:
+            self._eval_config = config
             self._check_video_has_images()
         if is_eval and self.envs.num_envs != self.config.habitat_baselines.num_environments:
             # Evaluation keeps one env per scene (fewer envs than configured
@@ -181,6 +185,22 @@ class HabitatVerTrainer(PPOTrainer):
         folder = self.config.habitat_baselines.checkpoint_folder
         save_checkpoint_file(checkpoint, f"{folder}/{file_name}")
         save_checkpoint_file(checkpoint, f"{folder}/latest.pth")
+
+    def _create_agent(self, resume_state: Any, **kwargs: Any) -> Any:
+        """Evaluation builds the policy (and its observation transforms) from
+        the config the checkpoint is evaluated with: with upstream's default
+        ``load_resume_state_config=True`` that is the checkpoint's own, so a
+        run trained with another policy or size evaluates without repeating
+        those overrides (upstream built it from the command line's config and
+        failed to load the weights)."""
+        eval_config, self._eval_config = self._eval_config, None
+        if eval_config is None:
+            return super()._create_agent(resume_state, **kwargs)
+        current, self.config = self.config, eval_config
+        try:
+            return super()._create_agent(resume_state, **kwargs)
+        finally:
+            self.config = current
 
     def load_checkpoint(self, checkpoint_path: str, *args: Any, **kwargs: Any) -> Dict:
         """Safe load of our checkpoints and of upstream-format ones."""

@@ -254,6 +254,18 @@ def test_evaluate_runs_the_saved_checkpoint(out_dir):
     assert 8 <= reward <= 500
 
 
+def test_evaluation_builds_the_policy_the_checkpoint_was_trained_with(out_dir):
+    # Trained with hidden_size 32 (the config says 64); evaluated with the
+    # plain config. Upstream built the policy from the command line's config:
+    # "size mismatch for net.state_encoder..." when loading the weights.
+    size = "habitat_baselines.rl.ppo.hidden_size=32"
+    execute_exp(get_config("gym/ddppo_cartpole", run_overrides(out_dir, 1) + [size]), "train")
+    trainer = execute_exp(_eval_latest(out_dir, "habitat_baselines.test_episode_count=2"), "eval")
+    assert trainer._agent.actor_critic.recurrent_hidden_size == 32
+    assert trainer.config.habitat_baselines.rl.ppo.hidden_size == 64  # the command line's
+    assert len(tensorboard_scalars(out_dir / "tb")["eval_reward/average_reward"]) == 1
+
+
 def test_video_of_an_env_without_images_is_one_config_error(out_dir):
     execute_exp(get_config("gym/ddppo_cartpole", run_overrides(out_dir, 1)), "train")
     eval_config = _eval_latest(out_dir, "habitat_baselines.eval.video_option=[disk]")
