@@ -45,6 +45,7 @@ USER_ERRORS = (
     CorruptCheckpointError,
     CheckpointsWithoutResumeStateError,
     FileNotFoundError,
+    FileExistsError,  # upstream: load_resume_state_config=False beside a run
     OmegaConfBaseException,
 )
 USAGE_EXIT_CODE = 2

@@ -72,6 +72,21 @@ def test_a_resume_state_is_not_evaluated_as_a_checkpoint(tmp_path):
     _assert_one_line_error(done, "resume-state.pth", "not a checkpoint", "latest.pth")
 
 
+def test_a_fresh_start_refused_beside_an_earlier_run_is_one_line(tmp_path):
+    run = [
+        "--config-name=gym/ddppo_cartpole",
+        "habitat_baselines.num_updates=1",
+        "habitat_baselines.total_num_steps=-1",
+        f"habitat_baselines.checkpoint_folder={tmp_path}/ck",
+        f"habitat_baselines.tensorboard_dir={tmp_path}/tb",
+        f"habitat_baselines.log_file={tmp_path}/train.log",
+    ]
+    assert _run(*run).returncode == 0
+    # Upstream's FileExistsError used to leave as a traceback.
+    done = _run(*run, "habitat_baselines.load_resume_state_config=False")
+    _assert_one_line_error(done, "load_resume_state_config=False", f"{tmp_path}/ck")
+
+
 def test_config_name_is_required():
     done = _run()
     _assert_one_line_error(done, "--config-name")

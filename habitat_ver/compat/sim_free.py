@@ -35,7 +35,6 @@ STAND_IN_PACKAGES = ("habitat_sim", "magnum", "corrade")
 FORCE_ENV_VAR = "HABITAT_VER_SIM_FREE"
 
 INSTALL_HINT = (
-    "habitat-sim is not installed, and this needs the real simulator. "
     "habitat-sim is a conda package, not on PyPI: install it with "
     "`conda install habitat-sim -c conda-forge -c aihabitat` "
     "(add `withbullet` for rearrangement tasks; see "
@@ -49,7 +48,15 @@ class HabitatSimRequiredError(RuntimeError):
     """Raised when sim-free mode is asked for something only habitat-sim has."""
 
     def __init__(self, what: str):
-        super().__init__(f"{what}: {INSTALL_HINT}")
+        if forced():
+            why = (
+                f"this needs the real simulator, and {FORCE_ENV_VAR}=1 forces sim-free "
+                "mode (stand-ins even where habitat-sim is installed): unset it. If "
+                "habitat-sim is not installed: "
+            )
+        else:
+            why = "habitat-sim is not installed, and this needs the real simulator. "
+        super().__init__(f"{what}: {why}{INSTALL_HINT}")
 
 
 class _StandInMeta(type):

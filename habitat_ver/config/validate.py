@@ -446,8 +446,8 @@ def validate(config: Any) -> None:
     validate_training(config)
     validate_schedule(config)
     validate_ver(config)
+    validate_gym_id(config)  # first: its dependencies may register policies
     validate_policies(config)
-    validate_gym_id(config)
     validate_appo(config)
     validate_honoured_keys(config)
     validate_env_workers(config)

@@ -118,3 +118,13 @@ def test_forcing_after_habitat_came_with_a_real_habitat_sim_warns_and_keeps_it(t
     assert out.stdout.split() == ["False", "False", "False"], out.stderr
     assert "HABITAT_VER_SIM_FREE=1 has no effect here" in out.stderr
     assert "python -m habitat_ver.run" in out.stderr
+
+
+def test_the_refusal_names_the_variable_that_forces_sim_free_mode(monkeypatch):
+    monkeypatch.setenv(sim_free.FORCE_ENV_VAR, "1")
+    forced = str(sim_free.HabitatSimRequiredError("'Sim-v0'"))
+    assert "HABITAT_VER_SIM_FREE=1 forces sim-free mode" in forced and "unset it" in forced
+    monkeypatch.delenv(sim_free.FORCE_ENV_VAR)
+    plain = str(sim_free.HabitatSimRequiredError("'Sim-v0'"))
+    assert plain.startswith("'Sim-v0': habitat-sim is not installed, and this needs")
+    assert "HABITAT_VER_SIM_FREE" not in plain

@@ -247,3 +247,24 @@ def test_appo_and_evaluation_are_refused_on_several_ranks(
         validate(config)
     assert str(raised.value).startswith(start + "is not allowed: ")
     assert "this process is one of 2 ranks (torchrun or SLURM tasks)" in str(raised.value)
+
+
+def test_a_policy_registered_by_a_gym_dependency_is_accepted(tmp_path, monkeypatch):
+    # A user's module, listed in habitat.env_task_gym_dependencies, registers
+    # a policy: the dependencies are imported before the policy name is checked.
+    (tmp_path / "my_policies.py").write_text(
+        "from habitat_baselines.common.baseline_registry import baseline_registry\n"
+        "from habitat_ver.policies.compact_policy import CompactPolicy\n\n\n"
+        "@baseline_registry.register_policy\n"
+        "class MyCompactPolicy(CompactPolicy):\n"
+        "    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = get_config(
+        "gym/ver_cartpole",
+        [
+            "habitat_baselines.rl.policy.main_agent.name=MyCompactPolicy",
+            "habitat.env_task_gym_dependencies=[habitat_ver.envs,my_policies]",
+        ],
+    )
+    validate(config)
