@@ -1,11 +1,12 @@
 """A small actor-critic for the embedded environments (CartPole, ViZDoom).
 
-Vector observations go through an MLP, ``rgb`` images through a three-layer
-CNN (the Atari "Nature" layout scaled to small screens); the embeddings are
-concatenated and fed to an optional recurrent core (GRU/LSTM from
-habitat-baselines, or none) and then to habitat's categorical/Gaussian head
-and critic.  It follows habitat-baselines' ``NetPolicy`` contract, so every
-trainer and the upstream evaluator use it unchanged.
+Vector observations (every Box but images, flattened) go through an MLP,
+images (HxWxC Boxes, at least 36x36) through a three-layer CNN (the Atari
+"Nature" layout scaled to small screens); the embeddings are concatenated and
+fed to an optional recurrent core (GRU/LSTM from habitat-baselines, or none)
+and then to habitat's categorical/Gaussian head and critic.  It follows
+habitat-baselines' ``NetPolicy`` contract, so every trainer and the upstream
+evaluator use it unchanged.
 
 Config keys (all upstream's): ``rl.ppo.hidden_size`` (width of every layer),
 ``rl.ddppo.rnn_type`` (``GRU``, ``LSTM`` or ``none``) and
@@ -22,12 +23,17 @@ from torch import nn
 from habitat_baselines.rl.models.rnn_state_encoder import build_rnn_state_encoder
 from habitat_baselines.rl.ppo.policy import Net, NetPolicy
 
+from habitat_ver.config.errors import ConfigError
 from habitat_ver.policies.agent_config import agent_policy_config
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
 
 RNN_TYPES = ("gru", "lstm", "none")
+
+
+# The CNN's 8/4, 4/2 and 3/1 convolutions leave nothing of a smaller image.
+MIN_IMAGE_SIZE = 36
 
 
 def _image_keys(observation_space: spaces.Dict) -> List[str]:
@@ -39,11 +45,17 @@ def _image_keys(observation_space: spaces.Dict) -> List[str]:
 
 
 def _vector_keys(observation_space: spaces.Dict) -> List[str]:
-    return [
-        k
-        for k, s in observation_space.spaces.items()
-        if isinstance(s, spaces.Box) and len(s.shape) == 1
-    ]
+    """Every other Box, flattened (a 2-D grid too); other spaces are refused."""
+    keys = []
+    for k, s in observation_space.spaces.items():
+        if not isinstance(s, spaces.Box):
+            raise ConfigError(
+                f"CompactPolicy reads Box observations only; {k!r} is {s}. Give "
+                "it to the policy as a Box (e.g. a one-hot or the index as a float)"
+            )
+        if len(s.shape) != 3:
+            keys.append(k)
+    return keys
 
 
 class _SmallCNN(nn.Module):
@@ -68,9 +80,15 @@ class _SmallCNN(nn.Module):
         self.fc = nn.Sequential(nn.Linear(flat, out_size), nn.ReLU(inplace=True))
 
     @classmethod
-    def for_space(cls, space: spaces.Box, out_size: int) -> "_SmallCNN":
-        """The CNN for an HWC image space."""
+    def for_space(cls, key: str, space: spaces.Box, out_size: int) -> "_SmallCNN":
+        """The CNN for the HWC image space of observation ``key``."""
         height, width, channels = space.shape
+        if min(height, width) < MIN_IMAGE_SIZE:
+            raise ConfigError(
+                f"image observation {key!r} is {height}x{width}; CompactPolicy's "
+                f"CNN needs at least {MIN_IMAGE_SIZE}x{MIN_IMAGE_SIZE} (set the "
+                "sensor's width and height, or use VERPolicy, which takes 32x32)"
+            )
         return cls(height, width, channels, out_size)
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
@@ -104,14 +122,13 @@ class CompactNet(Net):
         self._image_keys = _image_keys(observation_space)
         self._vector_keys = _vector_keys(observation_space)
         if not self._image_keys and not self._vector_keys:
-            raise ValueError(
-                "CompactPolicy needs at least one 1-D (vector) or 3-D (image) "
-                f"Box observation; got {observation_space}"
+            raise ConfigError(
+                f"CompactPolicy needs at least one Box observation; got {observation_space}"
             )
         self._hidden_size = hidden_size
         self.cnns = nn.ModuleDict(
             {
-                k: _SmallCNN.for_space(observation_space.spaces[k], hidden_size)
+                k: _SmallCNN.for_space(k, observation_space.spaces[k], hidden_size)
                 for k in self._image_keys
             }
         )
@@ -177,7 +194,10 @@ class CompactNet(Net):
     ) -> Tuple[torch.Tensor, torch.Tensor, Dict[str, torch.Tensor]]:
         parts = [self.cnns[k](observations[k]) for k in self._image_keys]
         if self.mlp is not None:
-            vectors = torch.cat([observations[k].float().flatten(1) for k in self._vector_keys], 1)
+            rows = masks.shape[0]
+            vectors = torch.cat(
+                [observations[k].float().reshape(rows, -1) for k in self._vector_keys], 1
+            )
             parts.append(self.mlp(vectors))
         embedding = torch.cat(parts, 1)
         if self.state_encoder is None:
@@ -203,6 +223,14 @@ class CompactPolicy(NetPolicy):
         policy_config: "Optional[DictConfig]" = None,
         **kwargs,
     ):
+        requested = getattr(policy_config, "action_distribution_type", "categorical")
+        if isinstance(action_space, spaces.Box) and requested == "categorical":
+            # Upstream's categorical head over a Box sends action 0 for ever.
+            raise ConfigError(
+                "habitat_baselines.rl.policy.<agent>.action_distribution_type="
+                f"'categorical' does not fit the action space {action_space}; "
+                "set it to 'gaussian' for continuous actions"
+            )
         super().__init__(
             CompactNet(
                 observation_space,

@@ -36,6 +36,8 @@ from typing import Dict, List, Sequence, Tuple
 import torch
 from torch import Tensor, nn
 
+from habitat_ver.config.errors import ConfigError
+
 __all__ = ["LayerScale", "ConvNeXtBasicBlock", "ConvNeXtResNet", "VisualEncoder"]
 
 # Features the flattened compression output aims at (DD-PPO: 128 x 4 x 4).
@@ -204,7 +206,7 @@ class VisualEncoder(nn.Module):
         self.keys = list(keys)
         height, width, channels = _image_shape(observation_space, self.keys)
         if min(height, width) < _TOTAL_STRIDE:
-            raise ValueError(
+            raise ConfigError(
                 f"images {self.keys} are {height}x{width}; the encoder "
                 f"downsamples by {_TOTAL_STRIDE} and needs at least "
                 f"{_TOTAL_STRIDE}x{_TOTAL_STRIDE}"
