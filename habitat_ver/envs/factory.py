@@ -14,6 +14,11 @@ Compared with upstream's ``HabitatVectorEnvFactory`` it
 * returns a :class:`~habitat_ver.system.vector_env.GuardedVectorEnv`: an env
   that raises or hangs is named, stop signals work while one hangs, and no
   worker outlives the trainer.
+
+To build envs another way (a wrapper of your own, say), subclass it, override
+:meth:`VerVectorEnvFactory.make_env` and name the subclass in
+``vector_env_factory._target_``: ``ddppo``'s vector env, the env workers of
+``ver`` and ``appo`` (:func:`env_builders`) and evaluation all build through it.
 """
 
 import functools
@@ -21,11 +26,13 @@ import os
 import random
 from typing import Any, Callable, List, Sequence, Tuple
 
+import hydra
 from habitat import ThreadedVectorEnv, VectorEnv, logger
 from habitat.config import read_write
 from habitat_baselines.common.env_factory import VectorEnvFactory
 from omegaconf import OmegaConf
 
+from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.schema import hang_warning_seconds
 from habitat_ver.envs.builder import build_env, scenario_for
 from habitat_ver.system.stop_signals import worker_context
@@ -78,7 +85,14 @@ def rank() -> int:
 
 
 class VerVectorEnvFactory(VectorEnvFactory):
-    """Builds a guarded ``VectorEnv`` over :func:`build_env` workers."""
+    """Builds a guarded ``VectorEnv`` over :meth:`make_env` workers."""
+
+    @staticmethod
+    def make_env(config: Any, env_index: int) -> Any:
+        """The hook: one env from its config (seed and scenes already set)
+        and its global index. A subclass's override must stay a
+        ``staticmethod`` (it is pickled by name into the worker processes)."""
+        return build_env(config, env_index)
 
     def construct_envs(
         self,
@@ -118,13 +132,13 @@ class VerVectorEnvFactory(VectorEnvFactory):
             # Upstream's debugging switch: step the envs in threads of this
             # process (kept for the configs that name it).
             envs: VectorEnv = ThreadedVectorEnv(
-                make_env_fn=build_env,
+                make_env_fn=self.make_env,
                 env_fn_args=env_args,
                 workers_ignore_signals=workers_ignore_signals,
             )
         else:
             envs = GuardedVectorEnv(
-                make_env_fn=build_env,
+                make_env_fn=self.make_env,
                 env_fn_args=env_args,
                 workers_ignore_signals=workers_ignore_signals,
                 describe=lambda i: (
@@ -153,11 +167,31 @@ class VerVectorEnvFactory(VectorEnvFactory):
         return env_config
 
 
+def configured_factory(config: Any) -> VerVectorEnvFactory:
+    """The config's ``vector_env_factory``, which must be ours or a subclass.
+
+    Raises:
+        ConfigError: it names another factory, whose envs the env workers of
+            ``ver`` and ``appo`` could not build.
+    """
+    factory = hydra.utils.instantiate(config.habitat_baselines.vector_env_factory)
+    if not isinstance(factory, VerVectorEnvFactory):
+        raise ConfigError(
+            "habitat_baselines.vector_env_factory._target_="
+            f"{config.habitat_baselines.vector_env_factory._target_!r} is not allowed for "
+            f"trainer {config.habitat_baselines.trainer_name!r}: its env workers build each "
+            "env through VerVectorEnvFactory.make_env; subclass "
+            "habitat_ver.envs.factory.VerVectorEnvFactory and override make_env"
+        )
+    return factory
+
+
 def env_builders(config: Any) -> List[Tuple[int, Callable[[], Any]]]:
     """``(global env index, picklable zero-argument builder)`` for each env of
-    this rank, configured (scenes split, seeds offset) as
-    :class:`VerVectorEnvFactory` configures its envs; what our env worker
-    processes build."""
+    this rank, configured (scenes split, seeds offset) and built as the
+    config's :class:`VerVectorEnvFactory` builds its envs; what our env
+    worker processes build."""
+    factory = configured_factory(config)
     num_envs = config.habitat_baselines.num_environments
     splits = scene_splits(_scenes_of(config), num_envs, config.habitat.seed)
     first = rank() * num_envs
@@ -165,8 +199,8 @@ def env_builders(config: Any) -> List[Tuple[int, Callable[[], Any]]]:
         (
             first + i,
             functools.partial(
-                build_env,
-                VerVectorEnvFactory.env_config(config, i, splits[i], rank() == 0),
+                factory.make_env,
+                factory.env_config(config, i, splits[i], rank() == 0),
                 first + i,
             ),
         )

@@ -1,5 +1,7 @@
 """build_env: habitat's GymRegistryEnv path plus scenario mix, resolution, stragglers."""
 
+import pickle
+
 import gym
 import numpy as np
 import pytest
@@ -10,7 +12,9 @@ from habitat.core.environments import GymRegistryEnv
 from habitat_ver.config.embedded_env import EmbeddedEnvConfig
 from habitat_ver.envs.builder import build_env, scenario_for
 from habitat_ver.envs.doom import DoomEnv
+from habitat_ver.config.errors import ConfigError
 from habitat_ver.envs.episode_names import EpisodeNames
+from habitat_ver.envs.factory import VerVectorEnvFactory, env_builders
 from habitat_ver.envs.straggler import StragglerWrapper
 
 MIX = [
@@ -170,3 +174,43 @@ def test_vector_env_workers_build_the_mix():
         envs.close()
     assert [obs["rgb"].shape for obs in observations] == [(24, 32, 3)] * 2
     assert names == ["defend_the_center", "deathmatch_bots"]
+
+
+class MarkedFactory(VerVectorEnvFactory):
+    """Builds our envs and marks each: the user's own wrapper, in small."""
+
+    @staticmethod
+    def make_env(config, env_index):
+        env = VerVectorEnvFactory.make_env(config, env_index)
+        env.built_by = ("MarkedFactory", env_index)
+        return env
+
+
+def _factory_config(target, trainer="ver"):
+    cfg = _config("CartPole-v1")
+    cfg.habitat_baselines.num_environments = 2
+    cfg.habitat_baselines.trainer_name = trainer
+    cfg.habitat_baselines.vector_env_factory = {"_target_": target}
+    cfg.habitat.task = {"rank0_measure_names": [], "rank0_env0_measure_names": []}
+    cfg.habitat.task.measurements = {}
+    return cfg
+
+
+def test_ver_and_appo_env_workers_build_through_the_configured_factory():
+    # They used to call build_env directly: a factory's wrapper applied under
+    # ddppo and evaluation, and silently not under ver and appo.
+    builders = env_builders(_factory_config(f"{__name__}.MarkedFactory"))
+    assert [index for index, _ in builders] == [0, 1]
+    for index, build in builders:
+        shipped = pickle.loads(pickle.dumps(build))  # as the worker processes get it
+        assert shipped().built_by == ("MarkedFactory", index)
+
+
+def test_a_factory_the_env_workers_cannot_use_is_refused():
+    cfg = _factory_config(
+        "habitat_baselines.common.habitat_env_factory.HabitatVectorEnvFactory", "appo"
+    )
+    with pytest.raises(
+        ConfigError, match=r"HabitatVectorEnvFactory' is not allowed for trainer 'appo'"
+    ):
+        env_builders(cfg)
