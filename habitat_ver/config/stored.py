@@ -9,7 +9,10 @@ the config is plain data.  So every node of the stored config that names a
 ``_target_`` is replaced by the current config's node at the same place, and
 so are the keys that name modules to import; a gym id in gym's
 ``module:EnvId`` form (gym imports the module) is refused unless the current
-config names the same.  The stored config keeps every other setting.
+config names the same.  The run's folders and files (:data:`LOCATION_KEYS`)
+are the current command's too: a run resumed from a moved or copied folder
+goes on where it was resumed from.  The stored config keeps every other
+setting.
 """
 
 import copy
@@ -23,6 +26,16 @@ from habitat_ver.config.errors import ConfigError
 TARGET_KEY = "_target_"
 # Keys, besides `_target_` nodes, whose values name code to import.
 IMPORT_KEYS = ("habitat.env_task_gym_dependencies",)
+# Where the run's files are: always the current command's, so a run resumed
+# from a moved or copied folder goes on there, not in the folder it was
+# trained in (upstream took them from the stored config too).
+LOCATION_KEYS = (
+    "habitat_baselines.checkpoint_folder",
+    "habitat_baselines.tensorboard_dir",
+    "habitat_baselines.log_file",
+    "habitat_baselines.video_dir",
+    "habitat_baselines.eval_ckpt_path_dir",
+)
 # Keys holding gym ids (one or a list); "module:EnvId" makes gym import module.
 GYM_ID_KEYS = ("habitat.env_task_gym_id", "habitat_baselines.embedded_env.scenarios")
 _ABSENT = object()
@@ -77,8 +90,8 @@ def with_current_code(stored: DictConfig, current: DictConfig) -> DictConfig:
         current: the config of this run (command line and config files).
 
     Returns:
-        A copy of ``stored`` whose ``_target_`` nodes and :data:`IMPORT_KEYS`
-        are the current config's.
+        A copy of ``stored`` whose ``_target_`` nodes, :data:`IMPORT_KEYS` and
+        :data:`LOCATION_KEYS` are the current config's.
 
     Raises:
         UntrustedConfigError: ``stored`` names a ``_target_`` at a place where
@@ -110,4 +123,9 @@ def with_current_code(stored: DictConfig, current: DictConfig) -> DictConfig:
             node = _current_node(current, key)
             if node is not _ABSENT and _current_node(result, key) is not _ABSENT:
                 OmegaConf.update(result, key, copy.deepcopy(node), merge=False)
+        for key in LOCATION_KEYS:
+            node, old = _current_node(current, key), _current_node(result, key)
+            if node is not _ABSENT and old is not _ABSENT and node != old:
+                logger.info(f"{key}: this command's {node!r}, not the stored config's {old!r}")
+                OmegaConf.update(result, key, node, merge=False)
     return result

@@ -2,6 +2,7 @@
 
 import glob
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -110,6 +111,30 @@ def test_a_stop_signal_during_start_up_stops_before_the_first_update(out_dir, mo
     assert trainer.num_updates_done == 0 and trainer.last_summary.stopped_early
     saved = ResumeStateFiles(str(out_dir / "checkpoints")).load()
     assert saved["requeue_stats"]["num_updates_done"] == 0
+
+
+def test_a_run_resumed_from_a_copied_folder_goes_on_there(out_dir, tmp_path):
+    # The stored config's folders used to win: the copy resumed, then wrote
+    # its checkpoints, resume state and TensorBoard into the original run's.
+    first = DDPPOTrainer(get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=4)))
+    first._stop_requested = lambda: first.num_updates_done >= 2
+    first.train()
+    original = sorted(p.name for p in (out_dir / "checkpoints").iterdir())
+    copy = tmp_path / "copy"
+    shutil.copytree(out_dir, copy)
+    trainer = execute_exp(
+        get_config("gym/ddppo_cartpole", run_overrides(copy, num_updates=4)), "train"
+    )
+    assert trainer.num_updates_done == 4
+    assert trainer.config.habitat_baselines.checkpoint_folder == str(copy / "checkpoints")
+    assert (
+        ResumeStateFiles(str(copy / "checkpoints")).load()["requeue_stats"]["num_updates_done"] == 4
+    )
+    assert sorted(p.name for p in (out_dir / "checkpoints").iterdir()) == original
+    assert (
+        ResumeStateFiles(str(out_dir / "checkpoints")).load()["requeue_stats"]["num_updates_done"]
+        == 2
+    )
 
 
 def test_checkpoint_interval_saves_the_last_weights_once(out_dir):
