@@ -5,12 +5,28 @@ generated datasets) goes through :func:`write_atomically`: the bytes go to a
 temporary file in the destination's folder, are flushed to disk, and the file
 is renamed over the destination; the folder entry is then flushed too, so a
 crash right after the rename cannot lose it.  A failed write leaves the old
-file untouched and no temporary file behind.
+file untouched and no temporary file behind; the temporary file of a process
+killed while writing is removed by the next write of the same destination.
+Files get the mode an ``open`` would give them (0666 less the umask), not
+``mkstemp``'s 0600, so that other accounts (an evaluation job, a teammate)
+can read them where the folder lets them.
 """
 
+import contextlib
+import glob
 import os
 import tempfile
 from typing import BinaryIO, Callable
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# Read once, at import (os.umask can only be read by setting it).
+FILE_MODE = 0o666 & ~_umask()
 
 
 def write_atomically(path: str, write: Callable[[BinaryIO], object]) -> None:
@@ -22,9 +38,14 @@ def write_atomically(path: str, write: Callable[[BinaryIO], object]) -> None:
     """
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    prefix = f".{os.path.basename(path)}."
+    for left in glob.glob(os.path.join(glob.escape(folder), glob.escape(prefix) + "*.tmp")):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(left)  # a killed writer's
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as out:
+            os.fchmod(out.fileno(), FILE_MODE)
             write(out)
             out.flush()
             os.fsync(out.fileno())

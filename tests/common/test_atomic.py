@@ -1,0 +1,29 @@
+"""write_atomically: the file's mode, and what a killed writer left behind."""
+
+import os
+import stat
+
+from habitat_ver.common.atomic import FILE_MODE, write_atomically
+
+
+def test_files_get_opens_mode_not_mkstemps():
+    # mkstemp's 0600 kept every other account (an evaluation job) out.
+    old = os.umask(0o022)
+    os.umask(old)
+    assert FILE_MODE == 0o666 & ~old
+
+
+def test_written_file_has_the_mode_and_the_bytes(tmp_path):
+    path = tmp_path / "ckpt.0.pth"
+    write_atomically(str(path), lambda out: out.write(b"weights"))
+    assert path.read_bytes() == b"weights"
+    assert stat.S_IMODE(path.stat().st_mode) == FILE_MODE
+
+
+def test_a_killed_writers_temporary_file_goes_with_the_next_write(tmp_path):
+    killed = tmp_path / ".ckpt.1.pth.abc123.tmp"  # a kill -9 during its write
+    other = tmp_path / ".ckpt.10.pth.def456.tmp"  # another destination's
+    killed.write_bytes(b"half")
+    other.write_bytes(b"half")
+    write_atomically(str(tmp_path / "ckpt.1.pth"), lambda out: out.write(b"whole"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name, "ckpt.1.pth"]
