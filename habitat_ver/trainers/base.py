@@ -487,6 +487,11 @@ class HabitatVerTrainer(PPOTrainer):
 
     def _train_loop(self, writer: Any, progress: RunProgress) -> bool:
         """Returns True when a stop signal ended the run early."""
+        if self._resume_state_update is None:
+            # A state before the first checkpoint: a kill between writing
+            # ckpt.0 and its resume state then restarts the run, where the
+            # checkpoint without a state read as another run's and was refused.
+            self._save_resume_state()
         while not self.is_done():
             self._agent.pre_rollout()
             if self._should_save_resume_state():

@@ -190,6 +190,30 @@ def test_a_crash_between_resume_state_saves_resumes_from_the_last_checkpoint(out
     assert len(_checkpoint_steps(folder)) >= 3
 
 
+def test_a_kill_between_the_first_checkpoint_and_its_resume_state_restarts(out_dir, monkeypatch):
+    # ckpt.0 was written, its resume state not: the folder read as another
+    # run's checkpoints, and every restart was refused.
+    config = get_config(
+        "gym/ddppo_cartpole",
+        run_overrides(out_dir, 4)
+        + ["habitat_baselines.rl.preemption.save_resume_state_interval=100"],  # shipped
+    )
+    save = ResumeStateFiles.save
+
+    def killed_writing_a_checkpoints_state(files, state):
+        if state["requeue_stats"]["num_updates_done"] > 0:
+            raise _CrashError()
+        save(files, state)
+
+    monkeypatch.setattr(ResumeStateFiles, "save", killed_writing_a_checkpoints_state)
+    with pytest.raises(_CrashError):
+        execute_exp(config, "train")
+    assert (out_dir / "checkpoints" / "ckpt.0.pth").is_file()
+    monkeypatch.setattr(ResumeStateFiles, "save", save)
+    trainer = execute_exp(config, "train")  # from step 0: the state before any checkpoint
+    assert trainer.num_updates_done == 4
+
+
 def _checkpoint_steps(folder):
     """``extra_state.step`` of ``ckpt.0.pth``, ``ckpt.1.pth``, ... in index order."""
     return [
