@@ -171,7 +171,20 @@ def _config_globals(path: str) -> List[_SafeGlobal]:
             f"it pickles objects that are not config records: {sorted(refused)}; "
             "refusing to unpickle them",
         )
-    return [(_resolve(n), n) for n in names]
+    return [(_PLAIN_DICT if n == _DEFAULTDICT else _resolve(n), n) for n in names]
+
+
+# OmegaConf's metadata holds a defaultdict (its resolver cache), which torch's
+# weights-only unpickler cannot fill: it is read as a plain dict, and the
+# config is then rebuilt from plain data (see load_checkpoint_file).
+_DEFAULTDICT = "collections.defaultdict"
+
+
+def _plain_dict(*_default_factory: Any) -> Dict[Any, Any]:
+    return {}
+
+
+_PLAIN_DICT = _plain_dict
 
 
 def load_checkpoint_file(path: str) -> Dict[str, Any]:
@@ -213,8 +226,11 @@ def load_checkpoint_file(path: str) -> Dict[str, Any]:
             "its data does not match the checksum stored with it (bit flip or partial overwrite)",
         )
     state.pop(CHECKSUM_KEY, None)
-    if isinstance(state.get("config"), dict):
-        state["config"] = plain_to_config(state["config"])
+    config = state.get("config")
+    if isinstance(config, DictConfig):  # upstream's pickled config: fresh metadata
+        config = OmegaConf.to_container(config, resolve=False)
+    if isinstance(config, dict):
+        state["config"] = plain_to_config(config)
     return state
 
 

@@ -93,6 +93,21 @@ def test_upstream_format_with_structured_config_loads(tmp_path):
     assert torch.equal(loaded["state_dict"]["w"], torch.ones(2))
 
 
+def test_upstream_config_with_a_filled_resolver_cache_loads(tmp_path):
+    # OmegaConf keeps a cached resolver's values in a defaultdict, which torch's
+    # weights-only unpickler cannot fill: habitat-baselines' own checkpoints
+    # were reported as "truncated or corrupt".
+    if not OmegaConf.has_resolver("habitat_ver_test_cached"):
+        OmegaConf.register_new_resolver("habitat_ver_test_cached", lambda: 3, use_cache=True)
+    config = OmegaConf.create({"seed": "${habitat_ver_test_cached:}", "n": 2})
+    assert config.seed == 3  # fills the cache
+    path = tmp_path / "upstream.pth"
+    torch.save({"state_dict": {"w": torch.ones(2)}, "config": config}, str(path))
+    loaded = load_checkpoint_file(str(path))
+    assert OmegaConf.to_container(loaded["config"], resolve=True) == {"seed": 3, "n": 2}
+    assert torch.equal(loaded["state_dict"]["w"], torch.ones(2))
+
+
 def test_arbitrary_pickled_objects_are_refused(tmp_path):
     path = tmp_path / "evil.pth"
     torch.save({"obj": os.path.join}, str(path))  # a function, not data
