@@ -30,6 +30,7 @@ from habitat.config import read_write
 from habitat_baselines.common.tensorboard_utils import get_writer
 from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer, get_device
+from omegaconf import OmegaConf
 
 from habitat_ver.common.learner_threads import learner_threads
 from habitat_ver.common.log_keys import COLLECT_SECONDS, LEARN_SECONDS
@@ -429,6 +430,8 @@ class HabitatVerTrainer(PPOTrainer):
 
     def _train(self) -> None:
         resume_state = self._resume_files().load()
+        if resume_state is not None:
+            self._check_same_trainer(resume_state)
         # A stop signal during start-up stops at the first safe point (the
         # default action of SIGUSR1 and SIGUSR2 would end the process).
         stop_signals.install_stop_handlers()
@@ -472,6 +475,20 @@ class HabitatVerTrainer(PPOTrainer):
             progress.close()
             self.envs.close()
         self._finish(stopped)
+
+    def _check_same_trainer(self, resume_state: Dict[str, Any]) -> None:
+        """A resume state goes on under the trainer that wrote it only (another
+        one's storage and counters end in an internal error mid-start)."""
+        stored = OmegaConf.select(resume_state["config"], "habitat_baselines.trainer_name")
+        current = self.config.habitat_baselines.trainer_name
+        if stored is not None and stored != current:
+            raise ConfigError(
+                f"habitat_baselines.trainer_name={current!r} is not allowed here: the "
+                f"resume state in habitat_baselines.checkpoint_folder="
+                f"{self.config.habitat_baselines.checkpoint_folder!r} is a {stored!r} run's. "
+                f"Resume it with trainer_name={stored}, or set checkpoint_folder to a new "
+                "folder"
+            )
 
     @contextlib.contextmanager
     def _envs_closed_on_error(self) -> Iterator[None]:

@@ -214,6 +214,20 @@ def test_a_kill_between_the_first_checkpoint_and_its_resume_state_restarts(out_d
     assert trainer.num_updates_done == 4
 
 
+@pytest.mark.parametrize("other", ["ver", "appo"])
+def test_a_run_is_not_resumed_under_another_trainer(out_dir, other):
+    # Before: "'NoneType' object has no attribute 'items'" (ver's state under
+    # ddppo) or an IndexError in appo's policy worker, after the envs started.
+    first = DDPPOTrainer(get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=4)))
+    first._stop_requested = lambda: first.num_updates_done >= 1
+    first.train()
+    config = get_config(f"gym/{other}_cartpole", run_overrides(out_dir, 4, num_envs=4))
+    with pytest.raises(ConfigError, match=rf"trainer_name='{other}' is not allowed.*'ddppo' run"):
+        execute_exp(config, "train")
+    saved = ResumeStateFiles(str(out_dir / "checkpoints")).load()
+    assert saved["requeue_stats"]["num_updates_done"] == 1  # untouched
+
+
 def _checkpoint_steps(folder):
     """``extra_state.step`` of ``ckpt.0.pth``, ``ckpt.1.pth``, ... in index order."""
     return [
