@@ -37,6 +37,7 @@ _SafeGlobal = Union[Callable[..., Any], Tuple[Callable[..., Any], str]]
 
 RESUME_STATE_NAME = "resume-state.pth"
 PREVIOUS_RESUME_STATE_NAME = "resume-state.prev.pth"
+CORRUPT_SUFFIX = ".corrupt"  # a corrupt newest resume state, set aside
 CHECKPOINT_NAME = re.compile(r"ckpt\.(\d+)\.pth")
 
 # Modules whose dataclasses are passive config records, safe to rebuild.
@@ -248,11 +249,22 @@ class ResumeStateFiles:
             os.replace(self.path, self.previous_path)
         save_checkpoint_file(state, self.path)
 
+    @staticmethod
+    def _set_aside(path: str) -> None:
+        """Renames a corrupt newest copy to ``<name>.corrupt``: the next save
+        would otherwise move it over the good previous copy."""
+        try:
+            os.replace(path, path + CORRUPT_SUFFIX)
+        except OSError as error:  # a read-only folder: nothing will be saved there
+            logger.warning("could not set %r aside (%s)", path, error)
+        else:
+            logger.warning("set the corrupt %r aside as %r", path, path + CORRUPT_SUFFIX)
+
     def load(self) -> Optional[Dict[str, Any]]:
         """The newest readable resume state, or None when there is none.
 
-        A corrupt newest copy is reported (naming the file) and the previous
-        copy is used instead.
+        A corrupt newest copy is reported (naming the file), set aside as
+        ``<name>.corrupt`` and the previous copy is used instead.
 
         Raises:
             UnusableResumeStateError: resume-state files exist but none is
@@ -267,11 +279,15 @@ class ResumeStateFiles:
             if not os.path.isfile(path):
                 continue
             try:
-                return load_checkpoint_file(path)
+                state = load_checkpoint_file(path)
             except CorruptCheckpointError as error:
                 if path == self.path:
                     logger.error("%s; trying the previous resume state", error)
                 errors.append(error)
+                continue
+            if errors:
+                self._set_aside(self.path)
+            return state
         if errors:
             raise UnusableResumeStateError(errors)
         if os.path.isdir(self.folder):

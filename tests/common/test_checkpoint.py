@@ -126,6 +126,21 @@ def test_resume_state_falls_back_to_previous_good_copy(tmp_path):
     assert files.load()["step"] == 1
 
 
+def test_a_corrupt_newest_copy_is_set_aside_so_the_next_save_keeps_the_good_one(tmp_path):
+    # The next save moved the corrupt newest copy over the good previous one:
+    # the fallback was gone for the save after.
+    files = ResumeStateFiles(str(tmp_path))
+    files.save(_state(1))
+    files.save(_state(2))
+    with open(files.path, "r+b") as f:
+        f.truncate(10)
+    assert files.load()["step"] == 1
+    assert os.path.getsize(files.path + ".corrupt") == 10
+    files.save(_state(3))  # the resumed run's next save
+    assert load_checkpoint_file(files.previous_path)["step"] == 1
+    assert files.load()["step"] == 3
+
+
 def test_bit_flipped_tensor_data_is_reported_with_its_path(tmp_path):
     path = tmp_path / "ckpt.3.pth"
     save_checkpoint_file(_state(3), str(path))
