@@ -11,7 +11,8 @@ Here the folder's ``ckpt.<n>.pth`` files are evaluated in the order of ``n``,
 each once.  The evaluation ends with the checkpoint its run ended with
 (``extra_state.percent_done`` 1, which our trainers save), or after
 ``num_checkpoints`` of them for checkpoints without it; until then it waits
-for the next one, as upstream does beside a run still training.  The indices
+for the next one, as upstream does beside a run still training.  A corrupt
+checkpoint is reported and skipped.  The indices
 done are kept in ``.eval-progress.json`` in the folder evaluated, written
 atomically, so a preempted evaluation goes on where it stopped; in a folder
 it may not write (a shared, read-only run) they are kept in memory, with a
@@ -26,7 +27,7 @@ from typing import Any, Callable, Dict, List, Optional
 from habitat import logger
 
 from habitat_ver.common.atomic import write_atomically
-from habitat_ver.common.checkpoint import checkpoints_in
+from habitat_ver.common.checkpoint import CorruptCheckpointError, checkpoints_in
 
 PROGRESS_NAME = ".eval-progress.json"
 POLL_SECONDS = 2.0
@@ -42,9 +43,15 @@ class EvalProgress:
         self.run_ended = False
         self.unwritable = False
         if os.path.isfile(self.path):
-            with open(self.path) as file:
-                saved = json.load(file)
-            self.done, self.run_ended = list(saved["evaluated"]), bool(saved["run_ended"])
+            try:
+                with open(self.path) as file:
+                    saved = json.load(file)
+                self.done, self.run_ended = list(saved["evaluated"]), bool(saved["run_ended"])
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                logger.warning(
+                    f"ignoring the unreadable evaluation progress {self.path} ({error!r}): "
+                    "evaluating the folder from its first checkpoint"
+                )
 
     def add(self, index: int, run_ended: bool) -> None:
         self.done.append(index)
@@ -117,7 +124,14 @@ def evaluate_folder(
             time.sleep(poll_seconds)
             continue
         index, path = todo[0]
-        extra_state = evaluate(path, index)
+        try:
+            extra_state = evaluate(path, index)
+        except CorruptCheckpointError as error:
+            # Stopping here stopped every rerun here too: the later ones
+            # (the run's last among them) were never evaluated.
+            logger.error(f"{error}; skipping it")
+            progress.add(index, run_ended=False)
+            continue
         evaluated.append(index)
         progress.add(index, _ends_run(extra_state, len(progress.done) + 1, num_checkpoints))
     return evaluated

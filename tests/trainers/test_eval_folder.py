@@ -5,6 +5,7 @@ import json
 import pytest
 import torch
 
+from habitat_ver.common.checkpoint import load_checkpoint_file
 from habitat_ver.config.compose import get_config
 from habitat_ver.run import execute_exp
 from habitat_ver.trainers import eval_folder
@@ -141,3 +142,27 @@ def test_evaluating_a_run_folder_runs_each_checkpoint_once(trainer, out_dir):
     assert len(rewards) == 3 and all(8 <= r <= 500 for r in rewards)
     saved = json.loads((folder / PROGRESS_NAME).read_text())
     assert saved == {"evaluated": [0, 1, 2], "run_ended": True}
+
+
+def test_a_corrupt_checkpoint_is_skipped_and_the_later_ones_evaluated(tmp_path, monkeypatch):
+    # It ended the evaluation, and every rerun ended at the same file.
+    _write(tmp_path, "ckpt.0.pth", 0.3)
+    (tmp_path / "ckpt.1.pth").write_bytes(b"not a checkpoint")
+    _write(tmp_path, "ckpt.2.pth", 1.0)
+    _no_sleep(monkeypatch)
+
+    def evaluate(path, index):
+        return load_checkpoint_file(path)["extra_state"]
+
+    assert evaluate_folder(str(tmp_path), evaluate, 100) == [0, 2]
+    saved = json.loads((tmp_path / PROGRESS_NAME).read_text())
+    assert saved == {"evaluated": [0, 1, 2], "run_ended": True}
+
+
+def test_an_unreadable_progress_file_is_ignored_with_a_warning(tmp_path, monkeypatch):
+    _write(tmp_path, "ckpt.0.pth", 1.0)
+    (tmp_path / PROGRESS_NAME).write_text("{not json")
+    warned = []
+    monkeypatch.setattr(eval_folder.logger, "warning", warned.append)
+    assert evaluate_folder(str(tmp_path), _evaluator()[1], 100) == [0]
+    assert len(warned) == 1 and PROGRESS_NAME in warned[0]
