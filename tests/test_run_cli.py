@@ -149,3 +149,27 @@ def test_preemption_policy_the_trainer_lacks_is_refused_by_name(tmp_path):
         f"habitat_baselines.log_file={tmp_path}/train.log",
     )
     _assert_one_line_error(done, "distrib_preemption.policy='ver'", "'ddppo'", "'none'")
+
+
+def test_a_config_error_under_habitat_baselines_run_is_one_line_too(tmp_path):
+    # Hydra printed the traceback of any exception ("Error executing job").
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "habitat_baselines.run",
+            "--config-name=gym/appo_cartpole",
+            "habitat_baselines.num_environments=2",
+            f"hydra.run.dir={tmp_path}/hydra",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    lines = [
+        ln for ln in done.stderr.splitlines() if ln.startswith("habitat_baselines.run: error:")
+    ]
+    assert len(lines) == 1 and "rl.appo.num_env_groups=2 is not allowed" in lines[0]

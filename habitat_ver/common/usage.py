@@ -5,12 +5,14 @@
 trainers) does not: Hydra prints the traceback of any exception.  Errors that
 mean "this cannot run here" (habitat-sim or downloaded data missing) are
 therefore turned into this exit at trainer start, so both commands end the same
-way.
+way; under ``habitat_baselines.run`` every configuration error is
+(:func:`usage_errors_exit`).
 """
 
+import contextlib
 import os
 import sys
-from typing import NoReturn
+from typing import Iterator, NoReturn, Tuple, Type
 
 USAGE_EXIT_CODE = 2
 
@@ -27,3 +29,19 @@ def exit_with_usage_error(error: BaseException) -> NoReturn:
     """Print ``<program>: error: <error>`` on stderr and exit with status 2."""
     print(f"{program_name()}: error: {error}", file=sys.stderr)
     sys.exit(USAGE_EXIT_CODE)
+
+
+UPSTREAM_CLI = "habitat_baselines.run"
+
+
+@contextlib.contextmanager
+def usage_errors_exit(errors: Tuple[Type[BaseException], ...]) -> Iterator[None]:
+    """Under ``habitat_baselines.run``, ``errors`` raised in the block end the
+    process with :func:`exit_with_usage_error` (elsewhere they propagate:
+    ``habitat_ver.run`` and callers of the API handle them)."""
+    try:
+        yield
+    except errors as error:
+        if program_name() != UPSTREAM_CLI:
+            raise
+        exit_with_usage_error(error)

@@ -35,12 +35,14 @@ from omegaconf import OmegaConf
 from habitat_ver.common.learner_threads import learner_threads
 from habitat_ver.common.log_keys import COLLECT_SECONDS, LEARN_SECONDS
 from habitat_ver.common.checkpoint import (
+    CheckpointsWithoutResumeStateError,
+    CorruptCheckpointError,
     ResumeStateFiles,
     config_to_plain,
     load_checkpoint_file,
     save_checkpoint_file,
 )
-from habitat_ver.common.usage import exit_with_usage_error
+from habitat_ver.common.usage import exit_with_usage_error, usage_errors_exit
 from habitat_ver.compat import upstream_private
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
 from habitat_ver.config.errors import ConfigError
@@ -68,6 +70,11 @@ from habitat_ver.trainers.progress import (
 )
 
 
+# Errors of a run's input (settings, files) that habitat_baselines.run ends
+# with one line, as habitat_ver.run does.
+RUN_ERRORS = (ConfigError, CorruptCheckpointError, CheckpointsWithoutResumeStateError)
+
+
 class HabitatVerTrainer(PPOTrainer):
     """Upstream's PPO trainer with our loop; subclasses say how they collect."""
 
@@ -82,12 +89,14 @@ class HabitatVerTrainer(PPOTrainer):
     def __init__(self, config: Any = None):
         config = self.adapt_config(config)
         try:
-            validate(config)
+            with usage_errors_exit((ConfigError,)):
+                validate(config)
         except (HabitatSimRequiredError, HabitatDataMissingError) as error:
             # One line and exit 2 under habitat_baselines.run too (no traceback).
             exit_with_usage_error(error)
         super().__init__(config)
-        self.preemption_policy()  # refuse a policy this trainer lacks, before any env
+        with usage_errors_exit((ConfigError,)):
+            self.preemption_policy()  # refuse a policy this trainer lacks, before any env
         # Steps each rollout of this rank collected (short ones were preempted).
         self.rollout_lengths: List[int] = []
         self._prev_time = 0.0
@@ -158,6 +167,10 @@ class HabitatVerTrainer(PPOTrainer):
     def eval(self) -> None:
         """Upstream's evaluation of one checkpoint file; a folder's checkpoints
         in order, to the one its run ended with (:mod:`.eval_folder`)."""
+        with usage_errors_exit(RUN_ERRORS):
+            self._eval()
+
+    def _eval(self) -> None:
         baselines = self.config.habitat_baselines
         folder = baselines.eval_ckpt_path_dir
         if not (baselines.eval.should_load_ckpt and os.path.isdir(folder)):
@@ -425,7 +438,11 @@ class HabitatVerTrainer(PPOTrainer):
 
         Signal handlers and upstream's stop events are left as they were found.
         """
-        with stop_signals.stop_handling(), stop_signals.stop_when_launcher_dies():
+        with (
+            usage_errors_exit(RUN_ERRORS),
+            stop_signals.stop_handling(),
+            stop_signals.stop_when_launcher_dies(),
+        ):
             self._train()
 
     def _train(self) -> None:
