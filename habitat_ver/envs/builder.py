@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterator
 from gym.envs.registration import registry
 from habitat.config import read_write
 from habitat.gym import make_gym_from_config
+from omegaconf import OmegaConf
 
 from habitat_ver.config.embedded_env import EmbeddedEnvConfig
 from habitat_ver.config.schema import section_or_default
@@ -26,11 +27,16 @@ GYM_ENV_TASK = "GymRegistryEnv"
 
 
 def scenario_for(config: Any, env_index: int) -> str:
-    """The gym id env ``env_index`` runs: the mix if one is set, else the task's."""
+    """What env ``env_index`` runs, for messages: its gym id (the mix's if
+    one is set, else the task's), or for a habitat task its ``env_task`` and
+    simulator type (a habitat task has no gym id)."""
     embedded = section_or_default(config, "embedded_env", EmbeddedEnvConfig)
     if len(embedded.scenarios) > 0:
         return str(embedded.scenarios[env_index % len(embedded.scenarios)])
-    return str(config.habitat.env_task_gym_id)
+    if config.habitat.env_task_gym_id:
+        return str(config.habitat.env_task_gym_id)
+    simulator = OmegaConf.select(config, "habitat.simulator.type", default="")
+    return f"{config.habitat.env_task} on {simulator}" if simulator else config.habitat.env_task
 
 
 @contextlib.contextmanager

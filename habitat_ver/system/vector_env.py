@@ -44,6 +44,9 @@ from habitat_ver.system.worker_pool import (
 # Longest wait, in seconds, between two checks of a pending result for a hang
 # or a stop request (a result that arrives is read at once).
 POLL_SECONDS = 1.0
+# An env's first answer waits for its construction (a habitat scene loads for
+# tens of seconds): it is overdue only after this many hang_warning_s.
+BUILD_WARNING_FACTOR = 5
 
 
 class EnvHungError(EnvWorkerError):
@@ -90,6 +93,7 @@ class GuardedVectorEnv(VectorEnv):
         # Envs whose pending result is overdue (warned about); close() kills
         # them without waiting.
         self._overdue: Set[int] = set()
+        self._answered: Set[int] = set()  # envs built (their first answer came)
         self._every_pipe: List[Tuple[Any, Any, Any, Any]] = []
         make = functools.partial(_make_watched_env, make_env_fn, os.getpid())
         super().__init__(make, env_fn_args, **kwargs)
@@ -149,18 +153,22 @@ class GuardedVectorEnv(VectorEnv):
     def _receive(self, index: int, connection: Any) -> Any:
         """Env ``index``'s next result; warns once when it is overdue."""
         start = time.monotonic()
+        built = index in self._answered
+        limit = self._hang_warning_s * (1 if built else BUILD_WARNING_FACTOR)
         while not connection.poll(self._poll_s):
             waited = time.monotonic() - start
-            if waited < self._hang_warning_s:
+            if waited < limit:
                 continue
             if index not in self._overdue:
                 self._overdue.add(index)
-                warn_hung(index, self._describe(index), waited, self._hang_warning_s)
+                doing = "inside one step or reset" if built else "being built"
+                warn_hung(index, self._describe(index), waited, self._hang_warning_s, doing)
             if stop_signals.stop_requested_locally():
                 self._fail(
                     index, f"a stop was requested after it hung for {waited:.1f} s", EnvHungError
                 )
         self._overdue.discard(index)
+        self._answered.add(index)
         try:
             result = connection.recv()
         except (EOFError, OSError):

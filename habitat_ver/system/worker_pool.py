@@ -104,10 +104,16 @@ def check_same_spaces(spaces: Sequence[Tuple[Any, Any]], describe: Callable[[int
             )
 
 
-def warn_hung(env_index: int, description: str, seconds: float, limit_s: float) -> None:
-    """One warning per hung step or reset (the worker reports it once)."""
+def warn_hung(
+    env_index: int,
+    description: str,
+    seconds: float,
+    limit_s: float,
+    doing: str = "inside one step or reset",
+) -> None:
+    """One warning per hung step, reset or construction (reported once)."""
     logger.warning(
-        f"environment {env_index} ({description}) has been inside one step or reset "
+        f"environment {env_index} ({description}) has been {doing} "
         f"for {seconds:.1f} s (habitat_baselines.env_workers.hang_warning_seconds="
         f"{limit_s:g}); still waiting for it"
     )

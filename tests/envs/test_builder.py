@@ -214,3 +214,18 @@ def test_a_factory_the_env_workers_cannot_use_is_refused():
         ConfigError, match=r"HabitatVectorEnvFactory' is not allowed for trainer 'appo'"
     ):
         env_builders(cfg)
+
+
+def test_a_habitat_task_is_described_by_its_task_and_simulator():
+    # Messages said "environment 0 (global index 0, )": habitat tasks have no gym id.
+    cfg = OmegaConf.create(
+        {
+            "habitat": {
+                "env_task": "GymHabitatEnv",
+                "env_task_gym_id": "",
+                "simulator": {"type": "Sim-v0"},
+            },
+            "habitat_baselines": {},
+        }
+    )
+    assert scenario_for(cfg, 0) == "GymHabitatEnv on Sim-v0"
