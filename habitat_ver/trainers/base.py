@@ -19,6 +19,7 @@ in :mod:`habitat_ver.compat.upstream_private`.
 """
 
 import contextlib
+import logging
 import os
 import time
 from collections import deque
@@ -73,6 +74,21 @@ from habitat_ver.trainers.progress import (
 # Errors of a run's input (settings, files) that habitat_baselines.run ends
 # with one line, as habitat_ver.run does.
 RUN_ERRORS = (ConfigError, CorruptCheckpointError, CheckpointsWithoutResumeStateError)
+
+
+@contextlib.contextmanager
+def _log_files_closed() -> Iterator[None]:
+    """Closes the log files habitat's logger got in the block (upstream adds
+    ``log_file`` and never removes it: a second trainer in one process also
+    wrote into the first one's file)."""
+    before = list(logger.handlers)
+    try:
+        yield
+    finally:
+        for handler in list(logger.handlers):
+            if handler not in before and isinstance(handler, logging.FileHandler):
+                logger.removeHandler(handler)
+                handler.close()
 
 
 class HabitatVerTrainer(PPOTrainer):
@@ -167,7 +183,7 @@ class HabitatVerTrainer(PPOTrainer):
     def eval(self) -> None:
         """Upstream's evaluation of one checkpoint file; a folder's checkpoints
         in order, to the one its run ended with (:mod:`.eval_folder`)."""
-        with usage_errors_exit(RUN_ERRORS):
+        with usage_errors_exit(RUN_ERRORS), _log_files_closed():
             self._eval()
 
     def _eval(self) -> None:
@@ -438,12 +454,9 @@ class HabitatVerTrainer(PPOTrainer):
 
         Signal handlers and upstream's stop events are left as they were found.
         """
-        with (
-            usage_errors_exit(RUN_ERRORS),
-            stop_signals.stop_handling(),
-            stop_signals.stop_when_launcher_dies(),
-        ):
-            self._train()
+        with usage_errors_exit(RUN_ERRORS), _log_files_closed():
+            with stop_signals.stop_handling(), stop_signals.stop_when_launcher_dies():
+                self._train()
 
     def _train(self) -> None:
         resume_state = self._resume_files().load()

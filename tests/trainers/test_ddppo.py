@@ -461,3 +461,12 @@ def test_checkpoint_config_cannot_choose_code_to_run_at_evaluation(out_dir, tmp_
     execute_exp(eval_config, "eval")  # with this run's env factory
     assert victim.read_text() == "precious"
     assert len(tensorboard_scalars(out_dir / "tb")["eval_reward/average_reward"]) == 1
+
+
+def test_a_second_trainer_in_one_process_does_not_write_into_the_first_ones_log(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    execute_exp(get_config("gym/ddppo_cartpole", run_overrides(first, 1)), "train")
+    lines = (first / "train.log").read_text()
+    execute_exp(get_config("gym/ver_cartpole", run_overrides(second, 1)), "train")
+    assert (first / "train.log").read_text() == lines
+    assert "update: 1" in (second / "train.log").read_text()
