@@ -31,7 +31,7 @@ from habitat.config import read_write
 from habitat_baselines.common.tensorboard_utils import get_writer
 from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer, get_device
-from omegaconf import OmegaConf
+from omegaconf import ListConfig, OmegaConf
 
 from habitat_ver.common.learner_threads import learner_threads
 from habitat_ver.common.log_keys import COLLECT_SECONDS, LEARN_SECONDS
@@ -71,6 +71,13 @@ from habitat_ver.trainers.progress import (
 )
 
 
+# What makes a resume state another run's: its trainer or its task.
+RUN_IDENTITY_KEYS = (
+    "habitat_baselines.trainer_name",
+    "habitat.env_task",
+    "habitat.env_task_gym_id",
+    "habitat_baselines.embedded_env.scenarios",
+)
 # Errors of a run's input (settings, files) that habitat_baselines.run ends
 # with one line, as habitat_ver.run does.
 RUN_ERRORS = (ConfigError, CorruptCheckpointError, CheckpointsWithoutResumeStateError)
@@ -461,7 +468,7 @@ class HabitatVerTrainer(PPOTrainer):
     def _train(self) -> None:
         resume_state = self._resume_files().load()
         if resume_state is not None:
-            self._check_same_trainer(resume_state)
+            self._check_same_run(resume_state)
         # A stop signal during start-up stops at the first safe point (the
         # default action of SIGUSR1 and SIGUSR2 would end the process).
         stop_signals.install_stop_handlers()
@@ -506,19 +513,26 @@ class HabitatVerTrainer(PPOTrainer):
             self.envs.close()
         self._finish(stopped)
 
-    def _check_same_trainer(self, resume_state: Dict[str, Any]) -> None:
-        """A resume state goes on under the trainer that wrote it only (another
-        one's storage and counters end in an internal error mid-start)."""
-        stored = OmegaConf.select(resume_state["config"], "habitat_baselines.trainer_name")
-        current = self.config.habitat_baselines.trainer_name
-        if stored is not None and stored != current:
-            raise ConfigError(
-                f"habitat_baselines.trainer_name={current!r} is not allowed here: the "
-                f"resume state in habitat_baselines.checkpoint_folder="
-                f"{self.config.habitat_baselines.checkpoint_folder!r} is a {stored!r} run's. "
-                f"Resume it with trainer_name={stored}, or set checkpoint_folder to a new "
-                "folder"
-            )
+    def _check_same_run(self, resume_state: Dict[str, Any]) -> None:
+        """A resume state goes on only under the trainer that wrote it (another
+        one's storage and counters end in an internal error mid-start) and on
+        the same task (a config inheriting a shipped one's folders resumed
+        that run's task and reported its numbers)."""
+        folder = self.config.habitat_baselines.checkpoint_folder
+        for key in RUN_IDENTITY_KEYS:
+            stored = OmegaConf.select(resume_state["config"], key)
+            current = OmegaConf.select(self.config, key)
+            if stored is None or current is None:
+                continue
+            if isinstance(stored, ListConfig) or isinstance(current, ListConfig):
+                stored, current = list(stored), list(current)
+            if stored != current:
+                raise ConfigError(
+                    f"{key}={current!r} is not allowed here: the resume state in "
+                    f"habitat_baselines.checkpoint_folder={folder!r} is that of a run with "
+                    f"{key}={stored!r}. Resume it with that value, or set "
+                    "checkpoint_folder (and tensorboard_dir) to new folders"
+                )
 
     @contextlib.contextmanager
     def _envs_closed_on_error(self) -> Iterator[None]:

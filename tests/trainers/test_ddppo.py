@@ -222,7 +222,7 @@ def test_a_run_is_not_resumed_under_another_trainer(out_dir, other):
     first._stop_requested = lambda: first.num_updates_done >= 1
     first.train()
     config = get_config(f"gym/{other}_cartpole", run_overrides(out_dir, 4, num_envs=4))
-    with pytest.raises(ConfigError, match=rf"trainer_name='{other}' is not allowed.*'ddppo' run"):
+    with pytest.raises(ConfigError, match=rf"trainer_name='{other}' is not allowed.*='ddppo'"):
         execute_exp(config, "train")
     saved = ResumeStateFiles(str(out_dir / "checkpoints")).load()
     assert saved["requeue_stats"]["num_updates_done"] == 1  # untouched
@@ -461,6 +461,19 @@ def test_checkpoint_config_cannot_choose_code_to_run_at_evaluation(out_dir, tmp_
     execute_exp(eval_config, "eval")  # with this run's env factory
     assert victim.read_text() == "precious"
     assert len(tensorboard_scalars(out_dir / "tb")["eval_reward/average_reward"]) == 1
+
+
+def test_a_run_is_not_resumed_on_another_task(out_dir):
+    # A config inheriting a shipped one's folders resumed that run's task
+    # (the stored config wins) and reported its numbers for the new one.
+    first = DDPPOTrainer(get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=4)))
+    first._stop_requested = lambda: first.num_updates_done >= 1
+    first.train()
+    other_task = run_overrides(out_dir, 4) + ["habitat.env_task_gym_id=Acrobot-v1"]
+    with pytest.raises(
+        ConfigError, match=r"env_task_gym_id='Acrobot-v1' is not allowed.*'CartPole-v1'"
+    ):
+        execute_exp(get_config("gym/ddppo_cartpole", other_task), "train")
 
 
 def test_a_second_trainer_in_one_process_does_not_write_into_the_first_ones_log(tmp_path):
