@@ -19,7 +19,6 @@ in :mod:`habitat_ver.compat.upstream_private`.
 """
 
 import contextlib
-import logging
 import os
 import time
 from collections import deque
@@ -31,13 +30,10 @@ from habitat.config import read_write
 from habitat_baselines.common.tensorboard_utils import get_writer
 from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from habitat_baselines.rl.ppo.ppo_trainer import PPOTrainer, get_device
-from omegaconf import ListConfig, OmegaConf
 
 from habitat_ver.common.learner_threads import learner_threads
 from habitat_ver.common.log_keys import COLLECT_SECONDS, LEARN_SECONDS
 from habitat_ver.common.checkpoint import (
-    CheckpointsWithoutResumeStateError,
-    CorruptCheckpointError,
     ResumeStateFiles,
     config_to_plain,
     load_checkpoint_file,
@@ -62,6 +58,7 @@ from habitat_ver.system import stop_signals
 from habitat_ver.system.env_pool import EnvPool, SharedBufferPool
 from habitat_ver.trainers.learning_curve import CurveRecorder, curve_path, write_curve_png
 from habitat_ver.trainers.eval_folder import evaluate_folder
+from habitat_ver.trainers.run_guards import RUN_ERRORS, check_same_run, log_files_closed
 from habitat_ver.trainers.training_log import write_training_log
 from habitat_ver.trainers.progress import (
     RunProgress,
@@ -69,33 +66,6 @@ from habitat_ver.trainers.progress import (
     progress_bar,
     window_mean_reward,
 )
-
-
-# What makes a resume state another run's: its trainer or its task.
-RUN_IDENTITY_KEYS = (
-    "habitat_baselines.trainer_name",
-    "habitat.env_task",
-    "habitat.env_task_gym_id",
-    "habitat_baselines.embedded_env.scenarios",
-)
-# Errors of a run's input (settings, files) that habitat_baselines.run ends
-# with one line, as habitat_ver.run does.
-RUN_ERRORS = (ConfigError, CorruptCheckpointError, CheckpointsWithoutResumeStateError)
-
-
-@contextlib.contextmanager
-def _log_files_closed() -> Iterator[None]:
-    """Closes the log files habitat's logger got in the block (upstream adds
-    ``log_file`` and never removes it: a second trainer in one process also
-    wrote into the first one's file)."""
-    before = list(logger.handlers)
-    try:
-        yield
-    finally:
-        for handler in list(logger.handlers):
-            if handler not in before and isinstance(handler, logging.FileHandler):
-                logger.removeHandler(handler)
-                handler.close()
 
 
 class HabitatVerTrainer(PPOTrainer):
@@ -190,7 +160,7 @@ class HabitatVerTrainer(PPOTrainer):
     def eval(self) -> None:
         """Upstream's evaluation of one checkpoint file; a folder's checkpoints
         in order, to the one its run ended with (:mod:`.eval_folder`)."""
-        with usage_errors_exit(RUN_ERRORS), _log_files_closed():
+        with usage_errors_exit(RUN_ERRORS), log_files_closed():
             self._eval()
 
     def _eval(self) -> None:
@@ -461,14 +431,14 @@ class HabitatVerTrainer(PPOTrainer):
 
         Signal handlers and upstream's stop events are left as they were found.
         """
-        with usage_errors_exit(RUN_ERRORS), _log_files_closed():
+        with usage_errors_exit(RUN_ERRORS), log_files_closed():
             with stop_signals.stop_handling(), stop_signals.stop_when_launcher_dies():
                 self._train()
 
     def _train(self) -> None:
         resume_state = self._resume_files().load()
         if resume_state is not None:
-            self._check_same_run(resume_state)
+            check_same_run(resume_state["config"], self.config)
         # A stop signal during start-up stops at the first safe point (the
         # default action of SIGUSR1 and SIGUSR2 would end the process).
         stop_signals.install_stop_handlers()
@@ -512,27 +482,6 @@ class HabitatVerTrainer(PPOTrainer):
             progress.close()
             self.envs.close()
         self._finish(stopped)
-
-    def _check_same_run(self, resume_state: Dict[str, Any]) -> None:
-        """A resume state goes on only under the trainer that wrote it (another
-        one's storage and counters end in an internal error mid-start) and on
-        the same task (a config inheriting a shipped one's folders resumed
-        that run's task and reported its numbers)."""
-        folder = self.config.habitat_baselines.checkpoint_folder
-        for key in RUN_IDENTITY_KEYS:
-            stored = OmegaConf.select(resume_state["config"], key)
-            current = OmegaConf.select(self.config, key)
-            if stored is None or current is None:
-                continue
-            if isinstance(stored, ListConfig) or isinstance(current, ListConfig):
-                stored, current = list(stored), list(current)
-            if stored != current:
-                raise ConfigError(
-                    f"{key}={current!r} is not allowed here: the resume state in "
-                    f"habitat_baselines.checkpoint_folder={folder!r} is that of a run with "
-                    f"{key}={stored!r}. Resume it with that value, or set "
-                    "checkpoint_folder (and tensorboard_dir) to new folders"
-                )
 
     @contextlib.contextmanager
     def _envs_closed_on_error(self) -> Iterator[None]:

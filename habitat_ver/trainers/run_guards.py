@@ -1,0 +1,74 @@
+"""What a run checks and cleans up around training and evaluation.
+
+* :func:`check_same_run`: a resume state goes on only under the trainer that
+  wrote it and on the same task;
+* :func:`log_files_closed`: the log file a trainer opened is closed when its
+  ``train()`` or ``eval()`` ends;
+* :data:`RUN_ERRORS`: the errors of a run's input that
+  ``habitat_baselines.run`` ends with one line, as ``habitat_ver.run`` does.
+"""
+
+import contextlib
+import logging
+from typing import Any, Iterator
+
+from habitat import logger
+from omegaconf import ListConfig, OmegaConf
+
+from habitat_ver.common.checkpoint import (
+    CheckpointsWithoutResumeStateError,
+    CorruptCheckpointError,
+)
+from habitat_ver.config.errors import ConfigError
+
+RUN_ERRORS = (ConfigError, CorruptCheckpointError, CheckpointsWithoutResumeStateError)
+# What makes a resume state another run's: its trainer or its task.
+RUN_IDENTITY_KEYS = (
+    "habitat_baselines.trainer_name",
+    "habitat.env_task",
+    "habitat.env_task_gym_id",
+    "habitat_baselines.embedded_env.scenarios",
+)
+
+
+def check_same_run(stored: Any, current: Any) -> None:
+    """Refuses to resume the run whose config is ``stored`` under ``current``
+    when their :data:`RUN_IDENTITY_KEYS` differ.
+
+    Another trainer's storage and counters ended in an internal error
+    mid-start; another task (a config inheriting a shipped one's folders)
+    resumed that run's task, since the stored config wins, and reported its
+    numbers for the new one.
+
+    Raises:
+        ConfigError: naming the key, both values and the way out.
+    """
+    folder = current.habitat_baselines.checkpoint_folder
+    for key in RUN_IDENTITY_KEYS:
+        old, new = OmegaConf.select(stored, key), OmegaConf.select(current, key)
+        if old is None or new is None:
+            continue
+        if isinstance(old, ListConfig) or isinstance(new, ListConfig):
+            old, new = list(old), list(new)
+        if old != new:
+            raise ConfigError(
+                f"{key}={new!r} is not allowed here: the resume state in "
+                f"habitat_baselines.checkpoint_folder={folder!r} is that of a run with "
+                f"{key}={old!r}. Resume it with that value, or set "
+                "checkpoint_folder (and tensorboard_dir) to new folders"
+            )
+
+
+@contextlib.contextmanager
+def log_files_closed() -> Iterator[None]:
+    """Closes the log files habitat's logger got in the block (upstream adds
+    ``log_file`` and never removes it: a second trainer in one process also
+    wrote into the first one's file)."""
+    before = list(logger.handlers)
+    try:
+        yield
+    finally:
+        for handler in list(logger.handlers):
+            if handler not in before and isinstance(handler, logging.FileHandler):
+                logger.removeHandler(handler)
+                handler.close()
