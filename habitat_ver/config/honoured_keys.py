@@ -27,10 +27,22 @@ _NO_DOUBLE_BUFFERING = {
 }
 
 
+def trainer_kind(config: Any) -> str:
+    """Which of our trainers ``habitat_baselines.trainer_name`` is: its
+    class's ``TRAINER_KIND`` (``ddppo``, ``ver``, ``appo``, inherited by a
+    user's subclass registered under another name), else the name itself
+    (upstream's trainers, whose settings are not ours to check)."""
+    from habitat_baselines.common.baseline_registry import baseline_registry
+
+    name = config.habitat_baselines.trainer_name
+    trainer = baseline_registry.get_trainer(name)
+    return str(getattr(trainer, "TRAINER_KIND", name))
+
+
 def validate_honoured_keys(config: Any) -> None:
     """Refuses the keys ``habitat_baselines.trainer_name`` would ignore."""
     baselines = config.habitat_baselines
-    trainer, ppo = baselines.trainer_name, baselines.rl.ppo
+    trainer, ppo = trainer_kind(config), baselines.rl.ppo
     key = "habitat_baselines.rl.ppo."
     if trainer in _NO_DOUBLE_BUFFERING:
         _check(

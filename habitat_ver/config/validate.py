@@ -15,7 +15,7 @@ from omegaconf import OmegaConf
 from habitat_ver.common.checkpoint import PREVIOUS_RESUME_STATE_NAME, RESUME_STATE_NAME
 from habitat_ver.compat import sim_free
 from habitat_ver.config.errors import ConfigError
-from habitat_ver.config.honoured_keys import validate_honoured_keys
+from habitat_ver.config.honoured_keys import trainer_kind, validate_honoured_keys
 from habitat_ver.config.known_keys import unknown_keys
 from habitat_ver.config.ver_overlap import AUTO, AUTO_LEARN_SHARE
 from habitat_ver.config.ver_overlap import KEY as OVERLAP_KEY
@@ -223,7 +223,8 @@ def _validate_minibatches(config: Any) -> None:
     batches = baselines.rl.ppo.num_mini_batch
     envs = baselines.num_environments
     key = "habitat_baselines.rl.ppo.num_mini_batch"
-    if baselines.trainer_name == "ddppo":
+    kind = trainer_kind(config)
+    if kind == "ddppo":
         _check(
             batches <= envs,
             key,
@@ -231,7 +232,7 @@ def _validate_minibatches(config: Any) -> None:
             f"at most habitat_baselines.num_environments={envs} for ddppo "
             "(each minibatch holds whole envs' rollouts)",
         )
-    elif baselines.trainer_name == "ver":
+    elif kind == "ver":
         steps = baselines.rl.ppo.num_steps * envs
         _check(
             steps % batches == 0,
@@ -277,8 +278,20 @@ def validate_ver(config: Any) -> None:
         )
 
 
-# The recurrent cores our policies build (``rl.ddppo.rnn_type``, any case).
+# The recurrent cores our policies build (``rl.ddppo.rnn_type``, any case);
+# a subclass registered under its own name gets its base's.
 POLICY_RNN_TYPES = {"VERPolicy": ("GRU", "LSTM"), "CompactPolicy": ("GRU", "LSTM", "none")}
+
+
+def _rnn_types_of(policy_name: str) -> Any:
+    """:data:`POLICY_RNN_TYPES` of the policy or of the first base it has there."""
+    from habitat_baselines.common.baseline_registry import baseline_registry
+
+    policy = baseline_registry.get_policy(policy_name)
+    for klass in getattr(policy, "__mro__", ()):
+        if klass.__name__ in POLICY_RNN_TYPES:
+            return POLICY_RNN_TYPES[klass.__name__]
+    return None
 
 
 def validate_policies(config: Any) -> None:
@@ -295,7 +308,7 @@ def validate_policies(config: Any) -> None:
             policy.name,
             f"not a registered policy; registered: {registered}",
         )
-        allowed = POLICY_RNN_TYPES.get(policy.name)
+        allowed = _rnn_types_of(policy.name)
         if allowed is not None:
             _check(
                 str(rnn_type).lower() in [a.lower() for a in allowed],
@@ -309,7 +322,7 @@ def validate_appo(config: Any) -> None:
     """``habitat_baselines.rl.appo`` (read by the appo trainer only)."""
     baselines = config.habitat_baselines
     appo = baselines.rl.get("appo")
-    if appo is None or baselines.trainer_name != "appo":
+    if appo is None or trainer_kind(config) != "appo":
         return
     key = "habitat_baselines.rl.appo."
     workers = appo.num_rollout_workers
@@ -386,9 +399,9 @@ def validate_ranks(config: Any) -> None:
         f"evaluation runs on one rank, and {here}; start it as one process",
     )
     _check(
-        baselines.trainer_name != "appo",
+        trainer_kind(config) != "appo",
         "habitat_baselines.trainer_name",
-        "appo",
+        baselines.trainer_name,
         f"the appo trainer runs on one rank, and {here}; start it as one process",
     )
 

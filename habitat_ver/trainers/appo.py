@@ -48,6 +48,9 @@ from habitat_ver.trainers.base import HabitatVerTrainer
 class AppoTrainer(HabitatVerTrainer):
     """Asynchronous PPO with V-trace, registered as ``appo`` (single rank)."""
 
+    # What validation checks this trainer (and a subclass) as.
+    TRAINER_KIND = "appo"
+
     def __init__(self, config: Any = None):
         super().__init__(config)
         self._policy_worker: Optional[PolicyWorker] = None

@@ -25,6 +25,9 @@ from habitat_ver.trainers.base import HabitatVerTrainer
 class DDPPOTrainer(HabitatVerTrainer):
     """SyncOnRL + DD-PPO, registered as ``ddppo``."""
 
+    # What validation checks this trainer (and a subclass) as.
+    TRAINER_KIND = "ddppo"
+
     DEFAULT_PREEMPTION = "ddppo"
     SUPPORTED_PREEMPTION: Tuple[str, ...] = ("none", "ddppo")
 

@@ -48,6 +48,9 @@ from habitat_ver.trainers.ver_agent import VERAgentAccessMgr
 class VERTrainer(DDPPOTrainer):
     """VER / NoVER, registered as ``ver``."""
 
+    # What validation checks this trainer (and a subclass) as.
+    TRAINER_KIND = "ver"
+
     DEFAULT_PREEMPTION = "ver"
     SUPPORTED_PREEMPTION = ("none", "ddppo", "ver")
 

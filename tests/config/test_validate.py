@@ -268,3 +268,24 @@ def test_a_policy_registered_by_a_gym_dependency_is_accepted(tmp_path, monkeypat
         ],
     )
     validate(config)
+
+
+def test_a_subclass_of_our_trainer_is_checked_as_its_base():
+    # Checks keyed on the name "ver" skipped a user's registered subclass:
+    # a traceback from the storage instead of this error.
+    from habitat_baselines.common.baseline_registry import baseline_registry
+
+    from habitat_ver.trainers.ver import VERTrainer
+
+    if baseline_registry.get_trainer("test_my_ver") is None:
+
+        @baseline_registry.register_trainer(name="test_my_ver")
+        class MyVERTrainer(VERTrainer):
+            pass
+
+    config = get_config(
+        "gym/ver_cartpole",
+        ["habitat_baselines.trainer_name=test_my_ver", "habitat_baselines.rl.ppo.num_mini_batch=3"],
+    )
+    with pytest.raises(ConfigError, match=r"num_mini_batch=3 .*a divisor of the"):
+        validate(config)
