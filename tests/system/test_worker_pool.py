@@ -7,6 +7,17 @@ import sys
 import pytest
 
 
+def _run_faulty(script, mode: str, timeout: float) -> subprocess.CompletedProcess:
+    """faulty_env_run.py in ``mode``, in its own folder."""
+    return subprocess.run(
+        [sys.executable, str(script), mode],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=script.parent,
+    )
+
+
 @pytest.mark.multiproc
 @pytest.mark.parametrize("mode", ["processes", "serial"])
 def test_failing_env_is_named_and_every_worker_is_gone(
@@ -15,13 +26,7 @@ def test_failing_env_is_named_and_every_worker_is_gone(
     script = marked_scripts("faulty_env_run.py", "faulty_envs.py")
     marker_dir = script.parent
     shm_before = set(os.listdir("/dev/shm"))
-    done = subprocess.run(
-        [sys.executable, str(script), mode],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=marker_dir,
-    )
+    done = _run_faulty(script, mode, timeout=180)
     assert done.returncode == 0, done.stderr[-3000:]
     error = done.stdout
     assert "ERROR: environment 1 (RaisesOnThirdStep) failed" in error
@@ -37,13 +42,7 @@ def test_an_env_that_never_finishes_building_is_named_and_every_worker_is_gone(
 ):
     # Before: a bare queue.Empty after the wait, and the workers left running.
     script = marked_scripts("faulty_env_run.py", "faulty_envs.py")
-    done = subprocess.run(
-        [sys.executable, str(script), "hangs_while_built"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=script.parent,
-    )
+    done = _run_faulty(script, "hangs_while_built", timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ERROR: environment 1 (HangsWhileBuilt) failed" in done.stdout
     assert "nothing was heard from environments [1] for 2 s while they were being built" in (
@@ -57,12 +56,6 @@ def test_workers_exit_when_the_trainer_is_killed(processes_left, marked_scripts)
     # Workers ignore SIGTERM/SIGINT (the trainer stops them) and are not the
     # trainer's children (forkserver), so they must notice it is gone.
     script = marked_scripts("faulty_env_run.py", "faulty_envs.py")
-    done = subprocess.run(
-        [sys.executable, str(script), "sigkill"],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=script.parent,
-    )
+    done = _run_faulty(script, "sigkill", timeout=180)
     assert done.returncode == -9 and "workers started" in done.stdout, done.stderr[-3000:]
     assert processes_left(str(script.parent)) == []
