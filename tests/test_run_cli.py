@@ -151,6 +151,7 @@ def test_preemption_policy_the_trainer_lacks_is_refused_by_name(tmp_path):
     _assert_one_line_error(done, "distrib_preemption.policy='ver'", "'ddppo'", "'none'")
 
 
+@pytest.mark.sim  # habitat_baselines.run imports habitat before our sim-free mode
 def test_a_config_error_under_habitat_baselines_run_is_one_line_too(tmp_path):
     # Hydra printed the traceback of any exception ("Error executing job").
     done = subprocess.run(
