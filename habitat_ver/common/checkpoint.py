@@ -161,6 +161,16 @@ def _resolve(name: str) -> Any:
     return getattr(importlib.import_module(module), attr)
 
 
+# OmegaConf's metadata holds a defaultdict (its resolver cache), which torch's
+# weights-only unpickler cannot fill: it is read as a plain dict, and the
+# config is then rebuilt from plain data (see load_checkpoint_file).
+_DEFAULTDICT = "collections.defaultdict"
+
+
+def _plain_dict(*_default_factory: Any) -> Dict[Any, Any]:
+    return {}
+
+
 def _config_globals(path: str) -> List[_SafeGlobal]:
     # (object, full name) pairs: torch keys a bare object by its __name__,
     # which typing aliases such as typing.List lack before Python 3.10.
@@ -172,20 +182,7 @@ def _config_globals(path: str) -> List[_SafeGlobal]:
             f"it pickles objects that are not config records: {sorted(refused)}; "
             "refusing to unpickle them",
         )
-    return [(_PLAIN_DICT if n == _DEFAULTDICT else _resolve(n), n) for n in names]
-
-
-# OmegaConf's metadata holds a defaultdict (its resolver cache), which torch's
-# weights-only unpickler cannot fill: it is read as a plain dict, and the
-# config is then rebuilt from plain data (see load_checkpoint_file).
-_DEFAULTDICT = "collections.defaultdict"
-
-
-def _plain_dict(*_default_factory: Any) -> Dict[Any, Any]:
-    return {}
-
-
-_PLAIN_DICT = _plain_dict
+    return [(_plain_dict if n == _DEFAULTDICT else _resolve(n), n) for n in names]
 
 
 def load_checkpoint_file(path: str) -> Dict[str, Any]:
