@@ -113,8 +113,9 @@ def normalised_mean(
     w = torch.ones_like(x) if weights is None else torch.broadcast_to(weights, x.shape)
     if mask is not None:
         w = torch.where(torch.broadcast_to(mask, x.shape), w, torch.zeros_like(w))
-    total = w.sum()
-    return (w * x).sum() / total if total > 0 else x.new_zeros(())
+    # Without a positive weight the numerator is 0 too; the clamp keeps the
+    # result 0, without a Python branch that would wait for a GPU tensor.
+    return (w * x).sum() / w.sum().clamp(min=torch.finfo(w.dtype).tiny)
 
 
 def clipped_surrogate_loss(
