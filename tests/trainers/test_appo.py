@@ -174,7 +174,10 @@ def test_a_restarted_run_resumes_counters_and_optimizer(out_dir):
     assert counts == sorted(counts) and counts[-1] > float(
         first.running_episode_stats["count"].sum()
     )
-    assert all(r > 0 for r in tensorboard_scalars(out_dir / "tb")["reward"])
+    # A window with no finished episode logs 0 (appo's first update may end
+    # none); a negative reward is the restart bug.
+    rewards = tensorboard_scalars(out_dir / "tb")["reward"]
+    assert min(rewards) >= 0 and max(rewards) > 0
 
 
 def test_evaluate_runs_an_appo_checkpoint(out_dir):
