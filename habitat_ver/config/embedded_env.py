@@ -8,11 +8,28 @@ The section lives at ``habitat_baselines.embedded_env``; the env builder
 """
 
 from dataclasses import dataclass, field
-from typing import Any, List
+from typing import Any, Dict, List
 
-from habitat_ver.config.errors import ConfigError
+from omegaconf import DictConfig, OmegaConf
+
+from habitat_ver.config.errors import check
 
 _PREFIX = "habitat_baselines.embedded_env"
+
+# Our ViZDoom gym ids (registered by habitat_ver.envs) -> DoomEnv scenario.
+DOOM_IDS = {
+    "habitat_ver/DoomMyWayHome-v0": "my_way_home",
+    "habitat_ver/DoomHealthGathering-v0": "health_gathering",
+    "habitat_ver/DoomDefendTheCenter-v0": "defend_the_center",
+    "habitat_ver/DoomDeathmatchBots-v0": "deathmatch_bots",
+}
+# Arguments of our Doom ids that embedded_env.gym_kwargs may not set: where
+# each one comes from instead.
+DOOM_KWARGS_SET_ELSEWHERE = {
+    "scenario": "the gym id picks it (embedded_env.scenarios mixes ids)",
+    "resolution": f"set {_PREFIX}.resolution instead",
+    "frame_skip": f"set {_PREFIX}.frame_skip instead",
+}
 
 
 @dataclass
@@ -57,13 +74,25 @@ class EmbeddedEnvConfig:
     # Gym ids dealt out across envs (env i runs scenarios[i % len]); empty =
     # every env runs habitat.env_task_gym_id.
     scenarios: List[str] = field(default_factory=list)
+    # Keyword arguments for the constructor of every gym id the run builds
+    # (env_task_gym_id, or each of scenarios), on top of its registered ones;
+    # our Doom ids take resolution and frame_skip from the keys above instead.
+    gym_kwargs: Dict[str, Any] = field(default_factory=dict)
     # Straggler wrapper settings.
     straggler: StragglerConfig = field(default_factory=StragglerConfig)
 
 
+def gym_kwargs_of(embedded: Any) -> Dict[str, Any]:
+    """``embedded_env.gym_kwargs`` as plain data (absent in older configs: {})."""
+    kwargs = getattr(embedded, "gym_kwargs", None) or {}
+    if isinstance(kwargs, DictConfig):
+        plain: Dict[str, Any] = OmegaConf.to_container(kwargs, resolve=True)  # type: ignore[assignment]
+        return plain
+    return dict(kwargs)
+
+
 def _check(condition: bool, key: str, value: Any, allowed: str) -> None:
-    if not condition:
-        raise ConfigError(f"{_PREFIX}.{key}={value!r} is not allowed: {allowed}")
+    check(condition, f"{_PREFIX}.{key}", value, allowed)
 
 
 def _is_int(value: Any) -> bool:

@@ -5,6 +5,14 @@ envs, HAB data, stored and upstream configs) import it without importing
 each other.
 """
 
+from typing import Any
+
 
 class ConfigError(ValueError):
     """A config value that habitat-ver cannot run with."""
+
+
+def check(condition: bool, key: str, value: Any, allowed: str) -> None:
+    """Raise ``ConfigError("key=value is not allowed: allowed")`` unless ``condition``."""
+    if not condition:
+        raise ConfigError(f"{key}={value!r} is not allowed: {allowed}")

@@ -10,14 +10,9 @@ allowed.
 
 from typing import Any
 
-from habitat_ver.config.errors import ConfigError
+from habitat_ver.config.errors import check
 
 __all__ = ["validate_honoured_keys"]
-
-
-def _check(condition: bool, key: str, value: Any, allowed: str) -> None:
-    if not condition:
-        raise ConfigError(f"{key}={value!r} is not allowed: {allowed}")
 
 
 # Why a trainer cannot run with rl.ppo.use_double_buffered_sampler=True.
@@ -45,7 +40,7 @@ def validate_honoured_keys(config: Any) -> None:
     trainer, ppo = trainer_kind(config), baselines.rl.ppo
     key = "habitat_baselines.rl.ppo."
     if trainer in _NO_DOUBLE_BUFFERING:
-        _check(
+        check(
             not ppo.use_double_buffered_sampler,
             key + "use_double_buffered_sampler",
             ppo.use_double_buffered_sampler,
@@ -53,7 +48,7 @@ def validate_honoured_keys(config: Any) -> None:
         )
     ver = baselines.rl.get("ver")
     if trainer in ("ddppo", "appo") and ver is not None:
-        _check(
+        check(
             not ver.overlap_rollouts_and_learn,
             "habitat_baselines.rl.ver.overlap_rollouts_and_learn",
             ver.overlap_rollouts_and_learn,
@@ -63,7 +58,7 @@ def validate_honoured_keys(config: Any) -> None:
     if trainer in ("ddppo", "ver") and appo is not None:
         _check_appo_untouched(appo, trainer)
     if trainer == "appo":
-        _check(
+        check(
             ppo.use_gae,
             key + "use_gae",
             ppo.use_gae,
@@ -79,7 +74,7 @@ def _check_appo_untouched(appo: Any, trainer: str) -> None:
     from habitat_ver.config.appo import AppoConfig
 
     for name, default in vars(AppoConfig()).items():
-        _check(
+        check(
             appo[name] == default,
             f"habitat_baselines.rl.appo.{name}",
             appo[name],
@@ -95,7 +90,7 @@ def _check_our_updater(name: str, trainer: str) -> None:
     from habitat_ver.updaters.ppo import PPOUpdater
 
     updater = baseline_registry.get_updater(name)
-    _check(
+    check(
         isinstance(updater, type) and issubclass(updater, PPOUpdater),
         "habitat_baselines.updater_name",
         name,

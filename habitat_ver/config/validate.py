@@ -5,25 +5,22 @@ is allowed, before any process is spawned or any file written.
 """
 
 import difflib
-import importlib
 import math
 import os
 from typing import Any
 
-from omegaconf import OmegaConf
-
 from habitat_ver.common.checkpoint import PREVIOUS_RESUME_STATE_NAME, RESUME_STATE_NAME
-from habitat_ver.compat import sim_free
-from habitat_ver.config.errors import ConfigError
+from habitat_ver.config.errors import ConfigError  # noqa: F401  (callers import it from here)
+from habitat_ver.config.errors import check
 from habitat_ver.config.honoured_keys import trainer_kind, validate_honoured_keys
 from habitat_ver.config.known_keys import unknown_keys
+from habitat_ver.config.validate_envs import (
+    validate_gym_id,
+    validate_pointnav_dataset,
+    validate_simulator_available,
+)
 from habitat_ver.config.ver_overlap import AUTO, AUTO_LEARN_SHARE
 from habitat_ver.config.ver_overlap import KEY as OVERLAP_KEY
-
-
-def _check(condition: bool, key: str, value: Any, allowed: str) -> None:
-    if not condition:
-        raise ConfigError(f"{key}={value!r} is not allowed: {allowed}")
 
 
 def _is_number(value: Any) -> bool:
@@ -46,90 +43,40 @@ def validate_known_keys(config: Any) -> None:
     for unknown in unknown_keys(config):
         close = difflib.get_close_matches(str(unknown.path.rsplit(".", 1)[-1]), unknown.known)
         hint = f"did you mean {close[0]!r}?" if close else f"its keys are {unknown.known}"
-        _check(
+        check(
             False, unknown.path, unknown.value, f"not a key of {unknown.schema.__name__} ({hint})"
-        )
-
-
-def validate_simulator_available(config: Any) -> None:
-    """In sim-free mode, refuse configs that need habitat-sim, naming it."""
-    env_task = config.habitat.env_task
-    if sim_free.is_active() and env_task != "GymRegistryEnv":
-        what = (
-            f"This config runs habitat.env_task={env_task!r} with simulator "
-            f"{config.habitat.simulator.type!r}"
-        )
-        from habitat_ver.config import hab_data
-
-        if hab_data.is_rearrange_config(config):
-            missing = hab_data.missing_hab_data(config)
-            if missing:
-                # Both are needed; the download command itself needs habitat-sim.
-                what += f", and its {hab_data.describe_missing(missing)}"
-        raise sim_free.HabitatSimRequiredError(what)
-
-
-def validate_gym_id(config: Any) -> None:
-    """For GymRegistryEnv, the gym id (and every scenario in the mix) must exist."""
-    if config.habitat.env_task != "GymRegistryEnv":
-        return
-    from gym.envs.registration import registry
-
-    for dependency in config.habitat.env_task_gym_dependencies:
-        try:
-            importlib.import_module(dependency)
-        except ImportError as error:
-            raise ConfigError(
-                f"habitat.env_task_gym_dependencies contains {dependency!r}, "
-                f"which cannot be imported ({error})"
-            ) from error
-    key, ids = "habitat.env_task_gym_id", [config.habitat.env_task_gym_id]
-    embedded = config.habitat_baselines.get("embedded_env")
-    if embedded is not None and len(embedded.scenarios) > 0:
-        key, ids = "habitat_baselines.embedded_env.scenarios", list(embedded.scenarios)
-    known = set(registry.env_specs)
-    ours = sorted(k for k in known if k.startswith("habitat_ver/"))
-    for gym_id in ids:
-        if gym_id in known:
-            continue
-        close = difflib.get_close_matches(str(gym_id), known, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
-        raise ConfigError(
-            f"{key} names {gym_id!r}, which is not a registered gym id; {hint}"
-            f"habitat-ver's ids are {ours}, and any id registered by a module in "
-            "habitat.env_task_gym_dependencies works"
         )
 
 
 def validate_training(config: Any) -> None:
     """Numeric settings of the rollout and of DD-PPO."""
     baselines = config.habitat_baselines
-    _check(
+    check(
         baselines.num_environments > 0,
         "habitat_baselines.num_environments",
         baselines.num_environments,
         "must be a positive integer",
     )
     ppo = baselines.rl.ppo
-    _check(ppo.num_steps > 0, "habitat_baselines.rl.ppo.num_steps", ppo.num_steps, "must be >= 1")
-    _check(
+    check(ppo.num_steps > 0, "habitat_baselines.rl.ppo.num_steps", ppo.num_steps, "must be >= 1")
+    check(
         ppo.num_mini_batch > 0,
         "habitat_baselines.rl.ppo.num_mini_batch",
         ppo.num_mini_batch,
         "must be >= 1",
     )
-    _check(ppo.ppo_epoch > 0, "habitat_baselines.rl.ppo.ppo_epoch", ppo.ppo_epoch, "must be >= 1")
+    check(ppo.ppo_epoch > 0, "habitat_baselines.rl.ppo.ppo_epoch", ppo.ppo_epoch, "must be >= 1")
     _validate_minibatches(config)
     _validate_ppo_numbers(ppo)
     sync_frac = baselines.rl.ddppo.sync_frac
-    _check(
+    check(
         0.0 < sync_frac <= 1.0,
         "habitat_baselines.rl.ddppo.sync_frac",
         sync_frac,
         "must be in (0, 1]",
     )
     layers = baselines.rl.ddppo.num_recurrent_layers
-    _check(
+    check(
         _is_count(layers, 1),
         "habitat_baselines.rl.ddppo.num_recurrent_layers",
         layers,
@@ -138,7 +85,7 @@ def validate_training(config: Any) -> None:
     preemption = baselines.get("distrib_preemption")
     if preemption is not None:
         policies = ("auto", "none", "ddppo", "ver")
-        _check(
+        check(
             preemption.policy in policies,
             "habitat_baselines.distrib_preemption.policy",
             preemption.policy,
@@ -152,10 +99,10 @@ def validate_training(config: Any) -> None:
             preemption_section.save_resume_state_interval
         )
     for name, value in intervals.items():
-        _check(_is_count(value, 1), f"habitat_baselines.{name}", value, "an integer >= 1 (updates)")
+        check(_is_count(value, 1), f"habitat_baselines.{name}", value, "an integer >= 1 (updates)")
     limit = baselines.rl.get("max_nonfinite_rewards")
     if limit is not None:
-        _check(
+        check(
             isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0,
             "habitat_baselines.rl.max_nonfinite_rewards",
             limit,
@@ -188,7 +135,7 @@ def validate_schedule(config: Any) -> None:
             f"habitat_baselines.{second} ({second_allowed}); the other stays -1"
         )
         chosen = [name for name, _, _ in pair if baselines[name] != -1]
-        _check(
+        check(
             len(chosen) == 1,
             f"habitat_baselines.{first}",
             baselines[first],
@@ -196,7 +143,7 @@ def validate_schedule(config: Any) -> None:
         )
         for name, is_allowed, _ in pair:
             value = baselines[name]
-            _check(value == -1 or is_allowed(value), f"habitat_baselines.{name}", value, usage)
+            check(value == -1 or is_allowed(value), f"habitat_baselines.{name}", value, usage)
 
 
 def _validate_ppo_numbers(ppo: Any) -> None:
@@ -212,9 +159,9 @@ def _validate_ppo_numbers(ppo: Any) -> None:
         ("entropy_coef", 0.0, math.inf, False, "a finite number >= 0"),
         ("max_grad_norm", 0.0, math.inf, True, "a finite number > 0"),
     ):
-        _check(_in_range(ppo[name], low, high, low_open), key + name, ppo[name], allowed)
+        check(_in_range(ppo[name], low, high, low_open), key + name, ppo[name], allowed)
     for name in ("hidden_size", "reward_window_size"):
-        _check(_is_count(ppo[name], 1), key + name, ppo[name], "an integer >= 1")
+        check(_is_count(ppo[name], 1), key + name, ppo[name], "an integer >= 1")
 
 
 def _validate_minibatches(config: Any) -> None:
@@ -225,7 +172,7 @@ def _validate_minibatches(config: Any) -> None:
     key = "habitat_baselines.rl.ppo.num_mini_batch"
     kind = trainer_kind(config)
     if kind == "ddppo":
-        _check(
+        check(
             batches <= envs,
             key,
             batches,
@@ -234,7 +181,7 @@ def _validate_minibatches(config: Any) -> None:
         )
     elif kind == "ver":
         steps = baselines.rl.ppo.num_steps * envs
-        _check(
+        check(
             steps % batches == 0,
             key,
             batches,
@@ -248,13 +195,13 @@ def validate_ver(config: Any) -> None:
     baselines = config.habitat_baselines
     system = baselines.get("ver_system")
     if system is not None:
-        _check(
+        check(
             _in_range(system.min_batch_fraction, 0.0, 1.0, low_open=True),
             "habitat_baselines.ver_system.min_batch_fraction",
             system.min_batch_fraction,
             "a fraction of the envs in (0, 1]",
         )
-        _check(
+        check(
             _in_range(system.max_wait_ms, 0.0, math.inf),
             "habitat_baselines.ver_system.max_wait_ms",
             system.max_wait_ms,
@@ -262,14 +209,14 @@ def validate_ver(config: Any) -> None:
         )
     ver = baselines.rl.get("ver")
     if ver is not None:
-        _check(
+        check(
             _is_count(ver.num_inference_workers, 1),
             "habitat_baselines.rl.ver.num_inference_workers",
             ver.num_inference_workers,
             "an integer >= 1",
         )
         overlap = ver.overlap_rollouts_and_learn
-        _check(
+        check(
             isinstance(overlap, bool) or overlap == AUTO,
             OVERLAP_KEY,
             overlap,
@@ -302,7 +249,7 @@ def validate_policies(config: Any) -> None:
     registered = sorted(baseline_registry.mapping["policy"])
     rnn_type = baselines.rl.ddppo.rnn_type
     for agent, policy in baselines.rl.policy.items():
-        _check(
+        check(
             policy.name in registered,
             f"habitat_baselines.rl.policy.{agent}.name",
             policy.name,
@@ -310,7 +257,7 @@ def validate_policies(config: Any) -> None:
         )
         allowed = _rnn_types_of(policy.name)
         if allowed is not None:
-            _check(
+            check(
                 str(rnn_type).lower() in [a.lower() for a in allowed],
                 "habitat_baselines.rl.ddppo.rnn_type",
                 rnn_type,
@@ -326,27 +273,27 @@ def validate_appo(config: Any) -> None:
         return
     key = "habitat_baselines.rl.appo."
     workers = appo.num_rollout_workers
-    _check(
+    check(
         workers > 0 and baselines.num_environments % workers == 0,
         key + "num_rollout_workers",
         workers,
         f"a positive divisor of habitat_baselines.num_environments={baselines.num_environments}",
     )
     per_worker = baselines.num_environments // workers
-    _check(
+    check(
         appo.num_env_groups > 0 and per_worker % appo.num_env_groups == 0,
         key + "num_env_groups",
         appo.num_env_groups,
         f"a positive divisor of the envs per rollout worker ({per_worker})",
     )
-    _check(
+    check(
         appo.batch_trajectories >= 0,
         key + "batch_trajectories",
         appo.batch_trajectories,
         ">= 0 (0: habitat_baselines.num_environments)",
     )
     batch = appo.batch_trajectories or baselines.num_environments
-    _check(
+    check(
         appo.num_trajectory_slots == 0
         or appo.num_trajectory_slots >= batch + baselines.num_environments,
         key + "num_trajectory_slots",
@@ -354,15 +301,15 @@ def validate_appo(config: Any) -> None:
         f"0 (automatic) or >= batch_trajectories + num_environments ({batch} + "
         f"{baselines.num_environments})",
     )
-    _check(
+    check(
         baselines.rl.ppo.num_mini_batch <= batch,
         "habitat_baselines.rl.ppo.num_mini_batch",
         baselines.rl.ppo.num_mini_batch,
         f"at most the trajectories per batch ({batch}) for appo",
     )
     for name in ("vtrace_rho_clip", "vtrace_c_clip"):
-        _check(appo[name] > 0, key + name, appo[name], "must be > 0")
-    _check(appo.max_policy_lag >= 0, key + "max_policy_lag", appo.max_policy_lag, "must be >= 0")
+        check(appo[name] > 0, key + name, appo[name], "must be > 0")
+    check(appo.max_policy_lag >= 0, key + "max_policy_lag", appo.max_policy_lag, "must be >= 0")
 
 
 def validate_env_workers(config: Any) -> None:
@@ -371,7 +318,7 @@ def validate_env_workers(config: Any) -> None:
     if section is None:
         return
     seconds = section.hang_warning_seconds
-    _check(
+    check(
         seconds > 0 and math.isfinite(seconds),
         "habitat_baselines.env_workers.hang_warning_seconds",
         seconds,
@@ -392,13 +339,13 @@ def validate_ranks(config: Any) -> None:
         here = "habitat_baselines.rl.ddppo.force_distributed=True"
     else:
         return
-    _check(
+    check(
         not baselines.evaluate,
         "habitat_baselines.evaluate",
         True,
         f"evaluation runs on one rank, and {here}; start it as one process",
     )
-    _check(
+    check(
         trainer_kind(config) != "appo",
         "habitat_baselines.trainer_name",
         baselines.trainer_name,
@@ -412,38 +359,18 @@ def validate_eval(config: Any) -> None:
     if not baselines.evaluate or not baselines.eval.should_load_ckpt:
         return
     path = baselines.eval_ckpt_path_dir
-    _check(
+    check(
         os.path.exists(path),
         "habitat_baselines.eval_ckpt_path_dir",
         path,
         "no such checkpoint file or folder",
     )
-    _check(
+    check(
         os.path.basename(path) not in (RESUME_STATE_NAME, PREVIOUS_RESUME_STATE_NAME),
         "habitat_baselines.eval_ckpt_path_dir",
         path,
         "a resume state resumes training and is not a checkpoint; evaluate a "
         "ckpt.<n>.pth, latest.pth or the checkpoint folder",
-    )
-
-
-POINTNAV_DATASET_COMMAND = "python -m habitat_ver.tools.make_pointnav_dataset"
-
-
-def validate_pointnav_dataset(config: Any) -> None:
-    """A ``PointNav-v1`` split that is not there names the command generating it."""
-    dataset = OmegaConf.select(config, "habitat.dataset")
-    if dataset is None or dataset.get("type") != "PointNav-v1":
-        return
-    baselines = config.habitat_baselines
-    split = baselines.eval.split if baselines.evaluate else dataset.split
-    path = dataset.data_path.format(split=split)
-    _check(
-        os.path.isfile(path),
-        "habitat.dataset.data_path",
-        path,
-        f"no such file; the pointnav/* datasets are generated (no download) with "
-        f"`{POINTNAV_DATASET_COMMAND}` (see its --help for --stages-dir and --out)",
     )
 
 

@@ -7,15 +7,10 @@ habitat's ``GymRegistryEnv`` reaches them with
 
 from gym.envs.registration import register, registry
 
-DOOM_ENTRY_POINT = "habitat_ver.envs.doom:DoomEnv"
+from habitat_ver.config.embedded_env import DOOM_IDS
 
-# gym id -> DoomEnv scenario
-DOOM_IDS = {
-    "habitat_ver/DoomMyWayHome-v0": "my_way_home",
-    "habitat_ver/DoomHealthGathering-v0": "health_gathering",
-    "habitat_ver/DoomDefendTheCenter-v0": "defend_the_center",
-    "habitat_ver/DoomDeathmatchBots-v0": "deathmatch_bots",
-}
+DOOM_ENTRY_POINT = "habitat_ver.envs.doom:DoomEnv"
+__all__ = ["DOOM_ENTRY_POINT", "DOOM_IDS"]
 
 
 def _register_doom() -> None:

@@ -5,7 +5,8 @@ to habitat's ``VectorEnv``.  Gym tasks still go through habitat's own path
 (``make_gym_from_config`` -> ``make_env_fn`` -> ``GymRegistryEnv`` ->
 ``gym.make``, then ``env.seed(habitat.seed)``); on top of it this applies
 ``habitat_baselines.embedded_env``: which scenario env ``i`` runs, the
-resolution and frame skip of our Doom envs, the straggler wrapper, and episode
+keyword arguments of the gym id (``gym_kwargs``; for our Doom ids also the
+resolution and frame skip), the straggler wrapper, and episode
 names that tell the envs apart at evaluation.
 """
 
@@ -17,9 +18,8 @@ from habitat.config import read_write
 from habitat.gym import make_gym_from_config
 from omegaconf import OmegaConf
 
-from habitat_ver.config.embedded_env import EmbeddedEnvConfig
+from habitat_ver.config.embedded_env import DOOM_IDS, EmbeddedEnvConfig, gym_kwargs_of
 from habitat_ver.config.schema import section_or_default
-from habitat_ver.envs import DOOM_IDS
 from habitat_ver.envs.episode_names import EpisodeNames
 from habitat_ver.envs.straggler import StragglerWrapper
 
@@ -83,14 +83,11 @@ def build_env(config: Any, env_index: int) -> Any:
     embedded = section_or_default(config, "embedded_env", EmbeddedEnvConfig)
     gym_id = scenario_for(config, env_index)
     config = _with_gym_id(config, gym_id)
+    kwargs = gym_kwargs_of(embedded)
     if gym_id in DOOM_IDS:
-        overrides = {
-            "resolution": tuple(int(v) for v in embedded.resolution),
-            "frame_skip": int(embedded.frame_skip),
-        }
-        with _registry_kwargs(gym_id, overrides):
-            env = make_gym_from_config(config)
-    else:
+        kwargs["resolution"] = tuple(int(v) for v in embedded.resolution)
+        kwargs["frame_skip"] = int(embedded.frame_skip)
+    with _registry_kwargs(gym_id, kwargs):
         env = make_gym_from_config(config)
     if embedded.straggler.enabled:
         env = StragglerWrapper(env, embedded.straggler, env_index)

@@ -84,3 +84,49 @@ def test_validate_runs_it_on_a_run_config():
     )
     with pytest.raises(ConfigError, match="long_step_prob=2.0"):
         validate(config)
+
+
+def _gym_config(gym_id, **gym_kwargs):
+    from habitat_ver.config.compose import get_config
+
+    overrides = [f"habitat.env_task_gym_id={gym_id}"]
+    overrides += [
+        f"+habitat_baselines.embedded_env.gym_kwargs.{k}={v}" for k, v in gym_kwargs.items()
+    ]
+    return get_config("gym/ddppo_cartpole", overrides)
+
+
+def test_gym_kwargs_the_constructor_takes_pass():
+    from habitat_ver.config.validate import validate
+
+    validate(_gym_config("habitat_ver/DoomMyWayHome-v0", episode_timeout=40))
+
+
+@pytest.mark.parametrize(
+    "gym_id, kwargs, message",
+    [
+        # CartPoleEnv() takes no arguments at all.
+        ("CartPole-v1", {"size": 5}, r"gym_kwargs.size=5 .*CartPole-v1's constructor .* none"),
+        (
+            "habitat_ver/DoomMyWayHome-v0",
+            {"episode_timeot": 40},
+            r"gym_kwargs.episode_timeot=40 .*takes scenario, resolution, frame_skip, "
+            r"episode_timeout",
+        ),
+        (
+            "habitat_ver/DoomMyWayHome-v0",
+            {"frame_skip": 2},
+            r"gym_kwargs.frame_skip=2 .*frame_skip instead",
+        ),
+        (
+            "habitat_ver/DoomMyWayHome-v0",
+            {"scenario": "cig"},
+            r"gym_kwargs.scenario='cig' .*the gym id picks it",
+        ),
+    ],
+)
+def test_gym_kwargs_the_constructor_lacks_are_named(gym_id, kwargs, message):
+    from habitat_ver.config.validate import validate
+
+    with pytest.raises(ConfigError, match="habitat_baselines.embedded_env." + message):
+        validate(_gym_config(gym_id, **kwargs))

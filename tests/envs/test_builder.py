@@ -229,3 +229,38 @@ def test_a_habitat_task_is_described_by_its_task_and_simulator():
         }
     )
     assert scenario_for(cfg, 0) == "GymHabitatEnv on Sim-v0"
+
+
+class _Sized(gym.Env):
+    """A gym env with constructor arguments, registered below."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, size=3, *, goal=1.0):
+        self.size, self.goal = size, goal
+
+
+gym.register(id="test_builder/Sized-v0", entry_point=_Sized, kwargs={"goal": 2.0})
+
+
+def test_gym_kwargs_reach_the_constructor_on_top_of_the_registered_ones():
+    env = build_env(_config("test_builder/Sized-v0", embedded={"gym_kwargs": {"size": 5}}), 0)
+    assert (env.unwrapped.size, env.unwrapped.goal) == (5, 2.0)
+    env = build_env(_config("test_builder/Sized-v0", embedded={"gym_kwargs": {"goal": 0.5}}), 0)
+    assert (env.unwrapped.size, env.unwrapped.goal) == (3, 0.5)
+    # The registry entry is left as registered.
+    assert gym.envs.registry.env_specs["test_builder/Sized-v0"].kwargs == {"goal": 2.0}
+
+
+def test_doom_gets_gym_kwargs_next_to_resolution():
+    embedded = {"resolution": [36, 48], "gym_kwargs": {"episode_timeout": 40}}
+    env = build_env(_config(embedded=embedded), env_index=0)
+    assert env.reset()["rgb"].shape == (36, 48, 3)
+    # 40 tics at frame_skip 4: standing still, the episode ends at step 10.
+    steps, done = 0, False
+    while not done:
+        _, _, done, _ = env.step(0)
+        steps += 1
+    assert steps == 10
+    env.close()
