@@ -11,6 +11,7 @@ names that tell the envs apart at evaluation.
 """
 
 import contextlib
+import importlib
 from typing import Any, Dict, Iterator
 
 from gym.envs.registration import registry
@@ -40,10 +41,16 @@ def scenario_for(config: Any, env_index: int) -> str:
 
 
 @contextlib.contextmanager
-def _registry_kwargs(gym_id: str, overrides: Dict[str, Any]) -> Iterator[None]:
+def _registry_kwargs(config: Any, gym_id: str, overrides: Dict[str, Any]) -> Iterator[None]:
     # GymRegistryEnv calls gym.make(id) without kwargs, so the settings go into
     # the registry entry for the duration of the construction, and are taken
     # out again so that a later plain gym.make(id) sees the registered defaults.
+    if not overrides:
+        yield
+        return
+    # GymRegistryEnv imports these too, but only after this edits the entry.
+    for dependency in config.habitat.env_task_gym_dependencies:
+        importlib.import_module(dependency)
     spec = registry.env_specs[gym_id]
     registered = spec.kwargs
     spec.kwargs = dict(registered, **overrides)
@@ -87,7 +94,7 @@ def build_env(config: Any, env_index: int) -> Any:
     if gym_id in DOOM_IDS:
         kwargs["resolution"] = tuple(int(v) for v in embedded.resolution)
         kwargs["frame_skip"] = int(embedded.frame_skip)
-    with _registry_kwargs(gym_id, kwargs):
+    with _registry_kwargs(config, gym_id, kwargs):
         env = make_gym_from_config(config)
     if embedded.straggler.enabled:
         env = StragglerWrapper(env, embedded.straggler, env_index)

@@ -264,3 +264,20 @@ def test_doom_gets_gym_kwargs_next_to_resolution():
         steps += 1
     assert steps == 10
     env.close()
+
+
+def test_gym_kwargs_reach_an_id_registered_by_a_dependency(tmp_path, monkeypatch):
+    # In an env worker the id exists only once habitat.env_task_gym_dependencies
+    # are imported, which habitat's GymRegistryEnv does after the builder.
+    (tmp_path / "sized_later.py").write_text(
+        "import gym\n"
+        "class Sized(gym.Env):\n"
+        "    def __init__(self, size=3):\n"
+        "        self.size = size\n"
+        "gym.register(id='test_builder/SizedLater-v0', entry_point=Sized)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    config = _config("test_builder/SizedLater-v0", embedded={"gym_kwargs": {"size": 7}})
+    config.habitat.env_task_gym_dependencies.append("sized_later")
+    assert "test_builder/SizedLater-v0" not in gym.envs.registry.env_specs
+    assert build_env(config, env_index=0).unwrapped.size == 7
