@@ -29,6 +29,7 @@ from habitat_baselines.config.default_structured_configs import (
 from hydra.errors import HydraException, OverrideParseException
 from omegaconf.errors import OmegaConfBaseException
 
+from habitat_ver.common.atomic import FileWriteError
 from habitat_ver.common.checkpoint import (
     CheckpointsWithoutResumeStateError,
     CorruptCheckpointError,
@@ -117,8 +118,9 @@ def _hydra_main(cfg: Any) -> None:
         execute_exp(cfg, "eval" if cfg.habitat_baselines.evaluate else "train")
     except USER_ERRORS as error:
         _fail(error)
-    except EnvWorkerError as error:
-        # Names the env and holds its worker's traceback: the one report.
+    except (EnvWorkerError, FileWriteError) as error:
+        # The env and its worker's traceback; or the file a full disk or a
+        # read-only folder refused, where a traceback adds nothing.
         print(f"habitat_ver.run: {error}", file=sys.stderr)
         sys.exit(ENV_FAILURE_EXIT_CODE)
     except KeyboardInterrupt:

@@ -9,7 +9,8 @@ file untouched and no temporary file behind; the temporary file of a process
 killed while writing is removed by the next write of the same destination.
 Files get the mode an ``open`` would give them (0666 less the umask), not
 ``mkstemp``'s 0600, so that other accounts (an evaluation job, a teammate)
-can read them where the folder lets them.
+can read them where the folder lets them.  An OS error (a full disk, a
+read-only folder) is one :class:`FileWriteError` naming the file.
 """
 
 import contextlib
@@ -29,13 +30,37 @@ def _umask() -> int:
 FILE_MODE = 0o666 & ~_umask()
 
 
+class FileWriteError(OSError):
+    """A file that could not be written (disk full, read-only or unusable
+    folder); whatever was at its path is unchanged."""
+
+    def __init__(self, path: str, error: OSError):
+        super().__init__(error.errno, error.strerror or str(error), path)
+        self.path = path
+
+    def __str__(self) -> str:
+        return f"could not write {self.path}: {self.strerror}; the file there, if any, is unchanged"
+
+
 def write_atomically(path: str, write: Callable[[BinaryIO], object]) -> None:
     """Call ``write`` on a binary file object that becomes ``path`` on success.
 
     Args:
         path: the destination; its folder is created when missing.
         write: writes the whole content into the file object it is given.
+
+    Raises:
+        FileWriteError: for any OS error on the way (the cause is chained).
     """
+    try:
+        _write_atomically(path, write)
+    except FileWriteError:
+        raise
+    except OSError as error:
+        raise FileWriteError(path, error) from error
+
+
+def _write_atomically(path: str, write: Callable[[BinaryIO], object]) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     prefix = f".{os.path.basename(path)}."
