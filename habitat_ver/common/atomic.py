@@ -34,12 +34,12 @@ class FileWriteError(OSError):
     """A file that could not be written (disk full, read-only or unusable
     folder); whatever was at its path is unchanged."""
 
-    def __init__(self, path: str, error: OSError):
-        super().__init__(error.errno, error.strerror or str(error), path)
-        self.path = path
-
+    # Raised as OSError(errno, strerror, path), so that it pickles.
     def __str__(self) -> str:
-        return f"could not write {self.path}: {self.strerror}; the file there, if any, is unchanged"
+        return (
+            f"could not write {self.filename}: {self.strerror}; "
+            "the file there, if any, is unchanged"
+        )
 
 
 def write_atomically(path: str, write: Callable[[BinaryIO], object]) -> None:
@@ -57,7 +57,7 @@ def write_atomically(path: str, write: Callable[[BinaryIO], object]) -> None:
     except FileWriteError:
         raise
     except OSError as error:
-        raise FileWriteError(path, error) from error
+        raise FileWriteError(error.errno, error.strerror or str(error), path) from error
 
 
 def _write_atomically(path: str, write: Callable[[BinaryIO], object]) -> None:

@@ -2,6 +2,7 @@
 
 import errno
 import os
+import pickle
 import stat
 
 import pytest
@@ -46,6 +47,7 @@ def test_a_full_disk_is_one_error_naming_the_file_and_the_old_file_stays(tmp_pat
     assert str(raised.value) == (
         f"could not write {path}: No space left on device; the file there, if any, is unchanged"
     )
+    assert str(pickle.loads(pickle.dumps(raised.value))) == str(raised.value)
     assert [p.name for p in tmp_path.iterdir()] == ["resume-state.pth"]
     assert path.read_bytes() == b"old state"
 
