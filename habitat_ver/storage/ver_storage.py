@@ -240,6 +240,12 @@ class VERStorage(VERLearning, Storage):
                 policy_version=policy_version.view(n, 1),
             ),
         )
+        return self._append_slots(first, env_ids, starts)
+
+    def _append_slots(self, first: int, env_ids: Tensor, starts: Tensor) -> Tensor:
+        """Slot bookkeeping of :meth:`insert`'s rows, written from ``first``:
+        whose step they hold, and each becomes its env's pending step."""
+        n = env_ids.numel()
         next_step_id = self._count("next_step_id")
         slots = self._slots
         new = slice(first, first + n)
@@ -250,7 +256,7 @@ class VERStorage(VERLearning, Storage):
             cast(Tensor, slots[key])[new] = False
         next_step_id[env_ids] += 1
         new_slots = torch.arange(first, first + n)
-        pending_slot[env_ids] = new_slots
+        self._count("pending_slot")[env_ids] = new_slots
         self._count("num_slots").add_(n)
         return new_slots
 
