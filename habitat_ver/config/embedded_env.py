@@ -16,6 +16,10 @@ from habitat_ver.config.errors import check
 
 _PREFIX = "habitat_baselines.embedded_env"
 
+# The habitat.env_task that reaches gym ids, ours and any other (habitat's
+# GymRegistryEnv); every other task is a habitat task.
+GYM_ENV_TASK = "GymRegistryEnv"
+
 # Our ViZDoom gym ids (registered by habitat_ver.envs) -> DoomEnv scenario.
 DOOM_IDS = {
     "habitat_ver/DoomMyWayHome-v0": "my_way_home",

@@ -16,6 +16,7 @@ module where habitat-sim is present.
 import os
 from typing import Any, Iterator, List, NamedTuple, Optional, Tuple
 
+from habitat_ver.config.embedded_env import GYM_ENV_TASK
 from habitat_ver.config.errors import ConfigError
 
 # uid -> folder it fills, relative to datasets_download's --data-path, and
@@ -151,9 +152,9 @@ def describe_missing(missing: List[MissingData]) -> str:
 
 def is_rearrange_config(config: Any) -> bool:
     """True for configs whose env runs habitat-lab's rearrangement dataset."""
-    return config.habitat.env_task != "GymRegistryEnv" and str(
-        config.habitat.dataset.type
-    ).startswith("RearrangeDataset")
+    return config.habitat.env_task != GYM_ENV_TASK and str(config.habitat.dataset.type).startswith(
+        "RearrangeDataset"
+    )
 
 
 def check_hab_data(config: Any) -> None:

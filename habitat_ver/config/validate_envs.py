@@ -16,10 +16,14 @@ from typing import Any, Dict, List, Optional
 from omegaconf import OmegaConf
 
 from habitat_ver.compat import sim_free
-from habitat_ver.config.embedded_env import DOOM_IDS, DOOM_KWARGS_SET_ELSEWHERE, gym_kwargs_of
+from habitat_ver.config.embedded_env import (
+    DOOM_IDS,
+    DOOM_KWARGS_SET_ELSEWHERE,
+    GYM_ENV_TASK,
+    gym_kwargs_of,
+)
 from habitat_ver.config.errors import ConfigError, check
 
-GYM_ENV_TASK = "GymRegistryEnv"
 POINTNAV_DATASET_COMMAND = "python -m habitat_ver.tools.make_pointnav_dataset"
 _GYM_KWARGS_KEY = "habitat_baselines.embedded_env.gym_kwargs"
 

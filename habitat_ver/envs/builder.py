@@ -19,12 +19,15 @@ from habitat.config import read_write
 from habitat.gym import make_gym_from_config
 from omegaconf import OmegaConf
 
-from habitat_ver.config.embedded_env import DOOM_IDS, EmbeddedEnvConfig, gym_kwargs_of
+from habitat_ver.config.embedded_env import (
+    DOOM_IDS,
+    GYM_ENV_TASK,
+    EmbeddedEnvConfig,
+    gym_kwargs_of,
+)
 from habitat_ver.config.schema import section_or_default
 from habitat_ver.envs.episode_names import EpisodeNames
 from habitat_ver.envs.straggler import StragglerWrapper
-
-GYM_ENV_TASK = "GymRegistryEnv"
 
 
 def scenario_for(config: Any, env_index: int) -> str:

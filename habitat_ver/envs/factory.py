@@ -32,13 +32,12 @@ from habitat.config import read_write
 from habitat_baselines.common.env_factory import VectorEnvFactory
 from omegaconf import OmegaConf
 
+from habitat_ver.config.embedded_env import GYM_ENV_TASK
 from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.schema import hang_warning_seconds
 from habitat_ver.envs.builder import build_env, scenario_for
 from habitat_ver.system.stop_signals import worker_context
 from habitat_ver.system.vector_env import GuardedVectorEnv
-
-GYM_ENV_TASK = "GymRegistryEnv"
 
 
 def split_scenes(scenes: Sequence[str], num_environments: int, seed: int) -> List[List[str]]:
