@@ -54,8 +54,6 @@ def write_atomically(path: str, write: Callable[[BinaryIO], object]) -> None:
     """
     try:
         _write_atomically(path, write)
-    except FileWriteError:
-        raise
     except OSError as error:
         raise FileWriteError(error.errno, error.strerror or str(error), path) from error
 

@@ -77,9 +77,9 @@ def validate_gym_id(config: Any) -> None:
             f"habitat-ver's ids are {ours}, and any id registered by a module in "
             "habitat.env_task_gym_dependencies works"
         )
-    if embedded is not None:
-        for gym_id in ids:
-            _validate_gym_kwargs(gym_id, gym_kwargs_of(embedded))
+    gym_kwargs = gym_kwargs_of(embedded) if embedded is not None else {}
+    for gym_id in ids:
+        _validate_gym_kwargs(gym_id, gym_kwargs)
 
 
 def _accepted_kwargs(gym_id: str) -> Optional[List[str]]:
