@@ -17,6 +17,7 @@ from habitat_ver.config.known_keys import unknown_keys
 from habitat_ver.config.validate_envs import (
     validate_gym_id,
     validate_pointnav_dataset,
+    validate_render_device,
     validate_simulator_available,
 )
 from habitat_ver.config.ver_overlap import AUTO, AUTO_LEARN_SHARE
@@ -383,6 +384,7 @@ def validate(config: Any) -> None:
 
     check_hab_data(config)
     validate_pointnav_dataset(config)
+    validate_render_device(config)
     validate_training(config)
     validate_schedule(config)
     validate_ver(config)

@@ -2,12 +2,14 @@
 
 habitat-sim (or sim-free mode's refusal naming it), the gym id and every
 scenario of a mix, the keyword arguments ``embedded_env.gym_kwargs`` passes to
-them, and the generated PointNav dataset.  Each failure is one
+them, the render device of habitat-sim tasks, and a PointNav dataset (its
+episode and scene files).  Each failure is one
 :class:`ConfigError` (or :class:`~habitat_ver.compat.sim_free.HabitatSimRequiredError`)
 naming the key, the value and what is allowed.
 """
 
 import difflib
+import glob
 import importlib
 import inspect
 import os
@@ -22,10 +24,19 @@ from habitat_ver.config.embedded_env import (
     GYM_ENV_TASK,
     gym_kwargs_of,
 )
+from habitat_ver.config import episode_files
 from habitat_ver.config.errors import ConfigError, check
 
 POINTNAV_DATASET_COMMAND = "python -m habitat_ver.tools.make_pointnav_dataset"
 _GYM_KWARGS_KEY = "habitat_baselines.embedded_env.gym_kwargs"
+GPU_DEVICE_KEY = "habitat.simulator.habitat_sim_v0.gpu_device_id"
+_REGENERATE = (
+    f"regenerate it (the pointnav/* datasets: `{POINTNAV_DATASET_COMMAND}`) or fetch it again"
+)
+# Per-scene episode files (``content/``) read before the envs start, in
+# compressed bytes (a full-size dataset's would take minutes); the rest are
+# read by the env workers, as before.
+CONTENT_BYTES_READ = 64 * 1024 * 1024
 
 
 def validate_simulator_available(config: Any) -> None:
@@ -44,6 +55,52 @@ def validate_simulator_available(config: Any) -> None:
                 # Both are needed; the download command itself needs habitat-sim.
                 what += f", and its {hab_data.describe_missing(missing)}"
         raise sim_free.HabitatSimRequiredError(what)
+
+
+def cuda_visibly_absent() -> bool:
+    """No CUDA device for torch and no NVIDIA device file (``/dev/nvidia<n>``).
+
+    habitat-sim picks its EGL device by CUDA device id, which needs NVIDIA's
+    driver; the device files are there wherever that driver is, even where
+    torch sees no device (a CPU-only torch build, ``CUDA_VISIBLE_DEVICES=""``),
+    so such machines are not taken for GPU-less ones.
+    """
+    import torch
+
+    if torch.cuda.is_available():
+        return False
+    return not glob.glob("/dev/nvidia[0-9]*")
+
+
+def validate_render_device(config: Any) -> None:
+    """A habitat-sim task set to render on a CUDA device, on a machine without
+    one, names the CPU setting (habitat-sim failed in every env worker with
+    ``unable to find CUDA device 0 among 1 EGL devices``)."""
+    if config.habitat.env_task == GYM_ENV_TASK or sim_free.is_active():
+        return  # no habitat-sim renderer (sim-free mode refused habitat tasks already)
+    device = OmegaConf.select(config, GPU_DEVICE_KEY)
+    if device is None or device < 0 or not _renders(config) or not cuda_visibly_absent():
+        return
+    check(
+        False,
+        GPU_DEVICE_KEY,
+        device,
+        "this machine has no CUDA device (torch sees none and there is no /dev/nvidia*); "
+        f"{GPU_DEVICE_KEY}=-1 renders on the CPU",
+    )
+
+
+def _renders(config: Any) -> bool:
+    """Whether habitat-sim will make a render context (it does only for
+    sensors; a task without cameras runs anywhere, whatever the device id)."""
+    simulator = config.habitat.simulator
+    if simulator.get("enable_batch_renderer", False):
+        return True
+    agents = simulator.get("agents") or {}
+    if any(len(agent.get("sim_sensors") or {}) > 0 for agent in agents.values()):
+        return True
+    baselines = config.habitat_baselines
+    return bool(baselines.evaluate and baselines.eval.get("extra_sim_sensors"))
 
 
 def validate_gym_id(config: Any) -> None:
@@ -118,7 +175,9 @@ def _validate_gym_kwargs(gym_id: str, gym_kwargs: Dict[str, Any]) -> None:
 
 
 def validate_pointnav_dataset(config: Any) -> None:
-    """A ``PointNav-v1`` split that is not there names the command generating it."""
+    """A ``PointNav-v1`` split: its file is there (else the command generating
+    it is named), its scenes folder too, its episode files read as episodes,
+    and the scene files their episodes name exist (:mod:`.episode_files`)."""
     dataset = OmegaConf.select(config, "habitat.dataset")
     if dataset is None or dataset.get("type") != "PointNav-v1":
         return
@@ -132,3 +191,44 @@ def validate_pointnav_dataset(config: Any) -> None:
         f"no such file; the pointnav/* datasets are generated (no download) with "
         f"`{POINTNAV_DATASET_COMMAND}` (see its --help for --stages-dir and --out)",
     )
+    episode_files.check_scenes_dir(dataset.scenes_dir)
+    content_scenes = list(dataset.content_scenes)
+    content = episode_files.read_episode_file(path, "habitat.dataset.data_path", _REGENERATE)
+    # content_scenes filters the split file's episodes; a per-scene file is
+    # read whole.
+    files = {path: episode_files.selected_episodes(content["episodes"], content_scenes)}
+    files.update(_content_files(content, path, content_scenes))
+    # With a scene dataset config, a scene id may be a handle in it, not a file.
+    if OmegaConf.select(config, "habitat.simulator.scene_dataset") in ("default", "", None):
+        for name, episodes in files.items():
+            episode_files.check_scene_files(episodes, dataset.scenes_dir, name, _REGENERATE)
+
+
+def _content_files(
+    content: Dict[str, Any], path: str, content_scenes: List[str]
+) -> Dict[str, List[Any]]:
+    """The episodes of a split kept in one file per scene (habitat's
+    ``content/{scene}.json.gz`` beside the split's file), read up to
+    :data:`CONTENT_BYTES_READ` bytes in all; the rest are only checked to exist."""
+    pattern = content.get("content_scenes_path")
+    if not isinstance(pattern, str) or "{scene}" not in pattern:
+        pattern = "{data_path}/content/{scene}.json.gz"  # habitat-lab's default
+    folder = pattern.split("{scene}")[0].format(data_path=os.path.dirname(path))
+    if not os.path.isdir(folder):
+        return {}
+    suffix = pattern.split("{scene}")[1]
+    if "*" in content_scenes:
+        names = sorted(n[: -len(suffix)] for n in os.listdir(folder) if n.endswith(suffix))
+    else:
+        names = content_scenes
+    found: Dict[str, List[Any]] = {}
+    budget = CONTENT_BYTES_READ
+    for name in names:
+        scene_path = f"{folder}{name}{suffix}"
+        if budget > 0 or not os.path.isfile(scene_path):
+            read = episode_files.read_episode_file(
+                scene_path, "habitat.dataset.content_scenes", _REGENERATE
+            )
+            found[scene_path] = read["episodes"]
+            budget -= os.path.getsize(scene_path)
+    return found
