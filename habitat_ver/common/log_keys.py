@@ -15,7 +15,7 @@ One vocabulary for TensorBoard and the text log, in two namespaces:
   ``system/dropped_trajectories`` (appo), ``system/ver_preemption_steps``
   (ver, multi-rank: the fresh steps per rank planned for the *next* rollout,
   VER's estimated optimum; steps in flight at the cut may add one or two),
-  ``system/overlap`` (ver: 1 when the update overlapped
+  :data:`LEARNER_THREADS`, ``system/overlap`` (ver: 1 when the update overlapped
   collection), ``system/nonfinite_rewards`` (ver, appo) and
   ``system/time/<timer>`` (habitat's ``g_timer`` averages).
 
@@ -30,7 +30,7 @@ reward window), ``metrics/<info key>`` (episode metrics), the evaluator's
 ``should_log_single_proc_infos`` writes under their own names.
 """
 
-__all__ = ["COLLECT_SECONDS", "LEARN_SECONDS", "SPS", "namespaced"]
+__all__ = ["COLLECT_SECONDS", "LEARN_SECONDS", "LEARNER_THREADS", "SPS", "namespaced"]
 
 LEARNER = "learner/"
 SYSTEM = "system/"
@@ -40,6 +40,8 @@ SPS = "system/sps"
 # Seconds the last update spent in collection and in learning.
 COLLECT_SECONDS = "system/collect_seconds"
 LEARN_SECONDS = "system/learn_seconds"
+# Torch threads the last update learnt on (habitat_ver/common/learner_threads.py).
+LEARNER_THREADS = "system/learner_threads"
 
 
 def namespaced(key: str) -> str:

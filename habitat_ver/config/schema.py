@@ -57,6 +57,17 @@ class EnvWorkersConfig:
 
 
 @dataclass
+class LearnerConfig:
+    """The CPU learner's threads during lock-step updates (ddppo; ver without overlap)."""
+
+    # "auto": the cores of this process's share that no other program's runnable
+    # threads use, checked before every update, and one thread for a while after
+    # a multi-threaded update was slower than one thread (common/learner_threads.py);
+    # an integer n >= 1: always n threads (1: never more than inference's one).
+    num_threads: Any = "auto"
+
+
+@dataclass
 class DistribPreemptionConfig:
     """How a multi-rank run cuts the rollouts of slow ranks short."""
 
@@ -84,6 +95,8 @@ class HabitatVerBaselinesConfig(HabitatBaselinesRLConfig):
     distrib_preemption: DistribPreemptionConfig = field(default_factory=DistribPreemptionConfig)
     # Watching env workers: hung steps are reported.
     env_workers: EnvWorkersConfig = field(default_factory=EnvWorkersConfig)
+    # Threads of the CPU learner's lock-step updates.
+    learner: LearnerConfig = field(default_factory=LearnerConfig)
 
 
 def section_or_default(config: Any, key: str, schema: Type[T]) -> T:
@@ -97,6 +110,11 @@ def section_or_default(config: Any, key: str, schema: Type[T]) -> T:
 def hang_warning_seconds(config: Any) -> float:
     """``habitat_baselines.env_workers.hang_warning_seconds`` (or its default)."""
     return float(section_or_default(config, "env_workers", EnvWorkersConfig).hang_warning_seconds)
+
+
+def learner_num_threads(config: Any) -> Any:
+    """``habitat_baselines.learner.num_threads`` (or its default, ``auto``)."""
+    return section_or_default(config, "learner", LearnerConfig).num_threads
 
 
 def register_configs() -> None:

@@ -10,6 +10,9 @@ import os
 from typing import Any
 
 from habitat_ver.common.checkpoint import PREVIOUS_RESUME_STATE_NAME, RESUME_STATE_NAME
+from habitat_ver.common.learner_threads import AUTO as LEARNER_AUTO
+from habitat_ver.common.learner_threads import KEY as LEARNER_THREADS_KEY
+from habitat_ver.common.learner_threads import parse_setting
 from habitat_ver.config.errors import ConfigError  # noqa: F401  (callers import it from here)
 from habitat_ver.config.errors import check
 from habitat_ver.config.honoured_keys import trainer_kind, validate_honoured_keys
@@ -313,6 +316,19 @@ def validate_appo(config: Any) -> None:
     check(appo.max_policy_lag >= 0, key + "max_policy_lag", appo.max_policy_lag, "must be >= 0")
 
 
+def validate_learner(config: Any) -> None:
+    """``habitat_baselines.learner.num_threads``: ``auto`` or an integer >= 1."""
+    section = config.habitat_baselines.get("learner")
+    if section is None:
+        return
+    try:
+        parse_setting(section.num_threads)
+    except ValueError:
+        check(
+            False, LEARNER_THREADS_KEY, section.num_threads, f"'{LEARNER_AUTO}' or an integer >= 1"
+        )
+
+
 def validate_env_workers(config: Any) -> None:
     """``habitat_baselines.env_workers`` (absent from upstream-based configs)."""
     section = config.habitat_baselines.get("env_workers")
@@ -393,6 +409,7 @@ def validate(config: Any) -> None:
     validate_appo(config)
     validate_honoured_keys(config)
     validate_env_workers(config)
+    validate_learner(config)
     validate_eval(config)
     embedded = config.habitat_baselines.get("embedded_env")
     if embedded is not None:

@@ -32,14 +32,15 @@ from habitat_baselines.common.tensorboard_utils import get_writer
 from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from habitat_baselines.rl.ppo.ppo_trainer import get_device
 
-from habitat_ver.common.learner_threads import learner_threads
-from habitat_ver.common.log_keys import COLLECT_SECONDS, LEARN_SECONDS
+from habitat_ver.common.learner_threads import LearnerThreads
+from habitat_ver.common.log_keys import COLLECT_SECONDS, LEARN_SECONDS, LEARNER_THREADS
 from habitat_ver.common.usage import exit_with_usage_error, usage_errors_exit
 from habitat_ver.compat import upstream_private
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
 from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.hab_data import HabitatDataMissingError
 from habitat_ver.config.schema import (
+    learner_num_threads,
     DistribPreemptionConfig,
     ProgressConfig,
     section_or_default,
@@ -91,6 +92,7 @@ class HabitatVerTrainer(CheckpointingTrainer):
         # Multi-rank: a stop signal on any rank, agreed in the last all-reduce.
         self._stop_agreed = False
         self._collect_seconds = 0.0  # of the rollout being learnt
+        self._learner_threads = LearnerThreads(learner_num_threads(self.config))
         # Evaluation: the config the checkpoint is evaluated with (set by
         # _init_envs, read once by _create_agent).
         self._eval_config: Any = None
@@ -254,9 +256,10 @@ class HabitatVerTrainer(CheckpointingTrainer):
 
     def _learn(self, steps: int) -> Dict[str, float]:
         start = time.monotonic()
-        with learner_threads(self._envs_idle_while_learning(), self.device):
+        with self._learner_threads.update(self._envs_idle_while_learning(), self.device):
             losses = self._update_agent()
         losses[LEARN_SECONDS] = time.monotonic() - start
+        losses[LEARNER_THREADS] = float(self._learner_threads.last_threads)
         losses[COLLECT_SECONDS] = self._collect_seconds
         self._after_learning()
         self.num_updates_done += 1
