@@ -34,6 +34,7 @@ from habitat_ver.common.checkpoint import (
     CheckpointsWithoutResumeStateError,
     CorruptCheckpointError,
 )
+from habitat_ver.common.run_lock import FolderInUseError
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
 from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.search_path import ConfigTreeSearchPath
@@ -45,6 +46,7 @@ USER_ERRORS = (
     HabitatSimRequiredError,
     CorruptCheckpointError,
     CheckpointsWithoutResumeStateError,
+    FolderInUseError,  # another live run's checkpoint folder
     FileNotFoundError,
     FileExistsError,  # upstream: load_resume_state_config=False beside a run
     OmegaConfBaseException,

@@ -54,7 +54,12 @@ from habitat_ver.system.env_pool import EnvPool, SharedBufferPool
 from habitat_ver.trainers.checkpointing import CheckpointingTrainer
 from habitat_ver.trainers.learning_curve import CurveRecorder, curve_path, write_curve_png
 from habitat_ver.trainers.eval_folder import evaluate_folder
-from habitat_ver.trainers.run_guards import RUN_ERRORS, check_same_run, log_files_closed
+from habitat_ver.trainers.run_guards import (
+    RUN_ERRORS,
+    check_same_run,
+    checkpoint_folder_owned,
+    log_files_closed,
+)
 from habitat_ver.trainers.training_log import write_training_log
 from habitat_ver.trainers.progress import (
     RunProgress,
@@ -290,11 +295,15 @@ class HabitatVerTrainer(CheckpointingTrainer):
         """Train until the step/update budget is spent (or a stop signal, or the
         loss of the torchrun agent that launched this rank).
 
-        Signal handlers and upstream's stop events are left as they were found.
+        Signal handlers and upstream's stop events are left as they were found;
+        the checkpoint folder is this run's alone meanwhile (:func:`checkpoint_folder_owned`).
         """
         with usage_errors_exit(RUN_ERRORS), log_files_closed():
-            with stop_signals.stop_handling(), stop_signals.stop_when_launcher_dies():
-                self._train()
+            # Before anything is read or started: a second run on the folder
+            # is refused here.
+            with checkpoint_folder_owned(self.config):
+                with stop_signals.stop_handling(), stop_signals.stop_when_launcher_dies():
+                    self._train()
 
     def _train(self) -> None:
         resume_state = self._resume_files().load()

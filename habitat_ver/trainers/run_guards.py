@@ -4,6 +4,7 @@
   wrote it and on the same task;
 * :func:`log_files_closed`: the log file a trainer opened is closed when its
   ``train()`` or ``eval()`` ends;
+* :func:`checkpoint_folder_owned`: one live run per checkpoint folder;
 * :data:`RUN_ERRORS`: the errors of a run's input that
   ``habitat_baselines.run`` ends with one line, as ``habitat_ver.run`` does.
 """
@@ -13,15 +14,22 @@ import logging
 from typing import Any, Iterator
 
 from habitat import logger
+from habitat_baselines.rl.ddppo.ddp_utils import get_distrib_size
 from omegaconf import ListConfig, OmegaConf
 
 from habitat_ver.common.checkpoint import (
     CheckpointsWithoutResumeStateError,
     CorruptCheckpointError,
 )
+from habitat_ver.common.run_lock import FolderInUseError, FolderLock
 from habitat_ver.config.errors import ConfigError
 
-RUN_ERRORS = (ConfigError, CorruptCheckpointError, CheckpointsWithoutResumeStateError)
+RUN_ERRORS = (
+    ConfigError,
+    CorruptCheckpointError,
+    CheckpointsWithoutResumeStateError,
+    FolderInUseError,
+)
 # What makes a resume state another run's: its trainer or its task.
 RUN_IDENTITY_KEYS = (
     "habitat_baselines.trainer_name",
@@ -72,3 +80,23 @@ def log_files_closed() -> Iterator[None]:
             if handler not in before and isinstance(handler, logging.FileHandler):
                 logger.removeHandler(handler)
                 handler.close()
+
+
+@contextlib.contextmanager
+def checkpoint_folder_owned(config: Any) -> Iterator[None]:
+    """Training holds ``habitat_baselines.checkpoint_folder``'s run lock
+    (:mod:`habitat_ver.common.run_lock`) for its whole life.
+
+    Only world rank 0 takes it (read from torchrun's or SLURM's variables, as
+    upstream does: the process group does not exist yet), so the ranks of one
+    run are one owner, and a second run's rank 0 is refused.  Evaluation does
+    not come here: it reads the folder and may run beside its training.
+
+    Raises:
+        FolderInUseError: before any env starts, naming the folder and its owner.
+    """
+    if get_distrib_size()[1] != 0:
+        yield
+        return
+    with FolderLock(config.habitat_baselines.checkpoint_folder):
+        yield
