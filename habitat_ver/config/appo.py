@@ -9,22 +9,28 @@ epochs, minibatches, lr, gamma, ...) keep their meaning; ``rl.ppo.tau``
 """
 
 from dataclasses import dataclass, field
+from typing import Any, Tuple
 
 from habitat_baselines.config.default_structured_configs import RLConfig
 
 from habitat_ver.config.ver_overlap import HabitatVerVERConfig
 
 
+AUTO = "auto"
+
+
 @dataclass
 class AppoConfig:
     """Asynchronous PPO: workers, batching, V-trace and policy lag."""
 
-    # Rollout worker processes; habitat_baselines.num_environments must be a
-    # multiple of it (each worker owns num_environments / num_rollout_workers envs).
-    num_rollout_workers: int = 2
-    # Groups each worker's envs are split into and stepped alternately
-    # (double-buffered sampling: 2; 1 turns it off). Must divide the envs per worker.
-    num_env_groups: int = 2
+    # Rollout worker processes: "auto" (one per env, as ver's env workers: a
+    # worker steps its envs one after another, so it adds up their waits), or a
+    # divisor of habitat_baselines.num_environments (each owns N / workers envs).
+    num_rollout_workers: Any = AUTO
+    # Groups each worker's envs are split into and stepped alternately: "auto"
+    # (2 where the envs per worker are even, else 1), or a divisor of the envs
+    # per worker (double-buffered sampling: 2; 1 turns it off).
+    num_env_groups: Any = AUTO
     # Trajectories of rl.ppo.num_steps steps per learner batch (0: num_environments).
     batch_trajectories: int = 0
     # Preallocated trajectory slots in shared memory (0: 2 * batch + num_environments).
@@ -53,3 +59,26 @@ class HabitatVerRLConfig(RLConfig):
     # NaN/inf rewards tolerated per run (ver, appo; each learnt as 0, counted
     # in system/nonfinite_rewards) before the run fails naming the env, >= 0.
     max_nonfinite_rewards: int = 100
+
+
+def is_auto(value: Any) -> bool:
+    """Whether a layout key says ``auto`` (any case)."""
+    return isinstance(value, str) and value.strip().lower() == AUTO
+
+
+def resolve_layout(num_environments: int, workers: Any, groups: Any) -> Tuple[Any, Any]:
+    """``(num_rollout_workers, num_env_groups)`` with ``auto`` resolved.
+
+    ``auto`` workers: one per env (``num_environments``): on wait-bound envs a
+    worker stepping several envs in turn waits for each of them in turn (16
+    envs of benchmark (c) in 2 workers: 44 steps/s; one worker each: ~320).
+    ``auto`` groups: 2 when the envs per worker are even (Sample Factory's
+    double buffering), else 1.  Values that are not ``auto`` come back as
+    they are, for :func:`habitat_ver.config.validate.validate_appo` to check.
+    """
+    if is_auto(workers):
+        workers = max(1, num_environments)
+    if is_auto(groups):
+        per_worker = num_environments // workers if isinstance(workers, int) and workers > 0 else 1
+        groups = 2 if per_worker >= 2 and per_worker % 2 == 0 else 1
+    return workers, groups

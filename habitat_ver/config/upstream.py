@@ -17,7 +17,8 @@ config is what the run saves in its checkpoints.
   upstream's VER uses whatever the key says) are read as ``VERStorage``; any
   other storage is refused with :class:`ConfigError`.
 * ``rl.appo`` (``appo`` only): upstream's schema has no such section; its
-  defaults (:class:`~habitat_ver.config.appo.AppoConfig`) are filled in.
+  defaults (:class:`~habitat_ver.config.appo.AppoConfig`) are filled in, under
+  any keys added with ``+habitat_baselines.rl.appo.<key>=<value>``.
 * ``updater_name`` (``appo`` only): appo's V-trace is a targets step of our
   :class:`~habitat_ver.updaters.ppo.PPOUpdater`; upstream's ``PPO`` (the
   default, same update arithmetic) is read as ``PPOUpdater``.
@@ -28,6 +29,7 @@ from typing import Any, Set
 from habitat import logger
 from habitat.config import read_write
 from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from habitat_ver.config.errors import ConfigError
 
@@ -116,24 +118,39 @@ def use_ver_storage(config: Any) -> Any:
 
 
 def with_appo_defaults(config: Any) -> Any:
-    """``config`` with ``habitat_baselines.rl.appo`` at its defaults if absent.
+    """``config`` with ``habitat_baselines.rl`` typed by our schema.
 
     The whole ``rl`` section is retyped as our schema's (upstream's fields plus
     ``appo`` and ``max_nonfinite_rewards``, at their defaults), so the added
-    keys are declared ones, not keys the schema check refuses.
+    keys are declared ones, not keys the schema check refuses.  Keys a user
+    added to upstream's ``rl`` with Hydra's ``+`` (``+habitat_baselines.rl.
+    appo.num_rollout_workers=4``) are kept over the defaults.
+
+    Raises:
+        ConfigError: such a key is not one of our schema's.
     """
-    if "appo" in config.habitat_baselines.rl:
-        return config
     from habitat_ver.config.appo import HabitatVerRLConfig
 
-    _log_once("habitat_baselines.rl.appo is not in the config: using its defaults")
+    rl = config.habitat_baselines.rl
+    typed_as = OmegaConf.get_type(rl)
+    if isinstance(typed_as, type) and issubclass(typed_as, HabitatVerRLConfig):
+        return config
+    added = [key for key in ("appo", "max_nonfinite_rewards") if key in rl]
+    if added:
+        _log_once(f"habitat_baselines.rl: {added} over our schema's defaults")
+    else:
+        _log_once("habitat_baselines.rl.appo is not in the config: using its defaults")
     # From plain data: OmegaConf refuses to merge a node typed by upstream's
     # RLConfig into its subclass.
-    rl = OmegaConf.merge(
-        OmegaConf.structured(HabitatVerRLConfig),
-        OmegaConf.to_container(config.habitat_baselines.rl, resolve=False),
-    )
-    return _replaced(config, "rl", rl)
+    try:
+        merged = OmegaConf.merge(
+            OmegaConf.structured(HabitatVerRLConfig), OmegaConf.to_container(rl, resolve=False)
+        )
+    except OmegaConfBaseException as error:
+        key = f"habitat_baselines.rl.{error.full_key}" if error.full_key else "habitat_baselines.rl"
+        first_line = str(error.msg).splitlines()[0]
+        raise ConfigError(f"{key} is not allowed: {first_line}") from None
+    return _replaced(config, "rl", merged)
 
 
 def use_our_updater(config: Any) -> Any:

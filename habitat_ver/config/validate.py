@@ -13,6 +13,8 @@ from habitat_ver.common.checkpoint import PREVIOUS_RESUME_STATE_NAME, RESUME_STA
 from habitat_ver.common.learner_threads import AUTO as LEARNER_AUTO
 from habitat_ver.common.learner_threads import KEY as LEARNER_THREADS_KEY
 from habitat_ver.common.learner_threads import parse_setting
+from habitat_ver.config.appo import AUTO as APPO_AUTO
+from habitat_ver.config.appo import resolve_layout
 from habitat_ver.config.errors import ConfigError  # noqa: F401  (callers import it from here)
 from habitat_ver.config.errors import check
 from habitat_ver.config.honoured_keys import trainer_kind, validate_honoured_keys
@@ -276,19 +278,22 @@ def validate_appo(config: Any) -> None:
     if appo is None or trainer_kind(config) != "appo":
         return
     key = "habitat_baselines.rl.appo."
-    workers = appo.num_rollout_workers
+    workers, groups = resolve_layout(
+        baselines.num_environments, appo.num_rollout_workers, appo.num_env_groups
+    )
     check(
-        workers > 0 and baselines.num_environments % workers == 0,
+        _is_count(workers, 1) and baselines.num_environments % workers == 0,
         key + "num_rollout_workers",
         workers,
-        f"a positive divisor of habitat_baselines.num_environments={baselines.num_environments}",
+        f"'{APPO_AUTO}' or a positive divisor of habitat_baselines.num_environments="
+        f"{baselines.num_environments}",
     )
     per_worker = baselines.num_environments // workers
     check(
-        appo.num_env_groups > 0 and per_worker % appo.num_env_groups == 0,
+        _is_count(groups, 1) and per_worker % groups == 0,
         key + "num_env_groups",
-        appo.num_env_groups,
-        f"a positive divisor of the envs per rollout worker ({per_worker})",
+        groups,
+        f"'{APPO_AUTO}' or a positive divisor of the envs per rollout worker ({per_worker})",
     )
     check(
         appo.batch_trajectories >= 0,

@@ -16,15 +16,21 @@ Run from the repository root (the ``pointnav/*`` configs read ``data/``)::
 
     python -m habitat_ver.tools.make_pointnav_dataset
 
-Every file is written atomically (temporary file, then rename), so an
-interrupted run never leaves a half-written dataset behind.
+The splits are written into a hidden folder beside the dataset's
+(``.<name>.partial-<host>-<pid>``), which is then renamed into place, so a run
+killed mid-write or stopped by a full disk leaves the old complete dataset or
+none, never one split of a new one beside another of the old; the next run
+removes a killed run's hidden folder.  The stages are copied one atomic file
+at a time.
 """
 
 import argparse
+import contextlib
 import gzip
 import json
 import os
 import shutil
+import socket
 import sys
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -49,6 +55,13 @@ ISLAND_RADIUS_LIMIT = 1.5
 # Start and goal on one floor: at most this height difference (metres).
 MAX_HEIGHT_DIFFERENCE = 0.5
 SPLIT_SEEDS = {"train": 0, "val": 1}
+# A split's file inside the dataset's folder (habitat's data_path pattern).
+SPLIT_FILE = os.path.join("v1", "{split}", "{split}.json.gz")
+
+
+def dataset_root(out: str, name: str) -> str:
+    """The folder holding every split of the dataset ``name`` (replaced whole)."""
+    return os.path.join(out, "datasets", "pointnav", name)
 
 
 def dataset_paths(out: str, name: str) -> Dict[str, str]:
@@ -60,9 +73,7 @@ def dataset_paths(out: str, name: str) -> Dict[str, str]:
     """
     return {
         "scenes_dir": os.path.join(out, "scene_datasets"),
-        "data_path": os.path.join(
-            out, "datasets", "pointnav", name, "v1", "{split}", "{split}.json.gz"
-        ),
+        "data_path": os.path.join(dataset_root(out, name), SPLIT_FILE),
     }
 
 
@@ -200,11 +211,78 @@ def make_dataset(
                 )
         finally:
             sim.close()
-    for split, episodes in per_split.items():
+    for episodes in per_split.values():
         for index, episode in enumerate(episodes):
             episode["episode_id"] = str(index)
-        write_split(paths["data_path"].format(split=split), episodes)
+    write_splits(dataset_root(out, name), per_split)
     return paths
+
+
+def _hidden(root: str, kind: str, host: str, pid: int) -> str:
+    parent, name = os.path.split(os.path.abspath(root))
+    return os.path.join(parent, f".{name}.{kind}-{host}-{pid}")
+
+
+def _remove_dead_writers_folders(root: str) -> None:
+    """The hidden folders of killed runs of this host (a live run's stay)."""
+    parent, name = os.path.split(os.path.abspath(root))
+    host = socket.gethostname()
+    for entry in os.listdir(parent):
+        for kind in ("partial", "old"):
+            prefix = f".{name}.{kind}-{host}-"
+            pid = entry[len(prefix) :]
+            if not (entry.startswith(prefix) and pid.isdigit()):
+                continue
+            try:
+                os.kill(int(pid), 0)
+                continue  # alive (or another account's)
+            except ProcessLookupError:
+                shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
+            except PermissionError:
+                continue
+
+
+def _replace_folder(new: str, root: str) -> None:
+    """Rename ``new`` to ``root``; an old ``root`` is moved aside first and
+    deleted after (between the two renames there is no dataset, never a mixed one)."""
+    if not os.path.lexists(root):
+        os.rename(new, root)
+        return
+    old = _hidden(root, "old", socket.gethostname(), os.getpid())
+    os.rename(root, old)
+    try:
+        os.rename(new, root)
+    except OSError:
+        os.rename(old, root)
+        raise
+    shutil.rmtree(old, ignore_errors=True)  # a leftover is removed by the next run
+
+
+def write_splits(root: str, per_split: Dict[str, List[Dict[str, Any]]]) -> None:
+    """Write every split under ``root`` (:data:`SPLIT_FILE`) so that they
+    appear together, replacing the folder's old content whole.
+
+    Raises:
+        FileWriteError: a split could not be written; ``root`` is unchanged.
+        OSError: the folder could not be renamed into place; ``root`` is the
+            old dataset, or absent.
+    """
+    parent = os.path.dirname(os.path.abspath(root))
+    os.makedirs(parent, exist_ok=True)
+    _remove_dead_writers_folders(root)
+    partial = _hidden(root, "partial", socket.gethostname(), os.getpid())
+    try:
+        for split, episodes in per_split.items():
+            write_split(os.path.join(partial, SPLIT_FILE.format(split=split)), episodes)
+        _replace_folder(partial, root)
+        dir_fd = os.open(parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)  # the rename survives a crash right after it
+        finally:
+            os.close(dir_fd)
+    finally:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(partial)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -270,6 +348,13 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     except ValueError as error:
         print(f"{COMMAND}: error: {error}", file=sys.stderr)
         sys.exit(2)
+    except OSError as error:  # a full disk, a read-only --out
+        print(
+            f"{COMMAND}: error: {error}; no dataset was written (an old one at "
+            f"{dataset_root(args.out, name)} is unchanged)",
+            file=sys.stderr,
+        )
+        sys.exit(1)
     print(
         f"wrote {paths['data_path']} (train {args.train_episodes}, val "
         f"{args.val_episodes} episodes), stages in {paths['scenes_dir']}"

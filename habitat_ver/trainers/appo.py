@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional
 from habitat import logger
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 
+from habitat_ver.config.appo import resolve_layout
 from habitat_ver.config.schema import hang_warning_seconds
 from habitat_ver.config.upstream import use_our_updater, with_appo_defaults
 from habitat_ver.envs.builder import scenario_for
@@ -83,11 +84,18 @@ class AppoTrainer(HabitatVerTrainer):
             return super()._init_envs(config, is_eval)
         config = self.config if config is None else config
         appo = config.habitat_baselines.rl.appo
+        num_envs = config.habitat_baselines.num_environments
+        workers, groups = resolve_layout(num_envs, appo.num_rollout_workers, appo.num_env_groups)
+        logger.info(
+            f"habitat_ver: appo steps {num_envs} env(s) in {workers} rollout worker(s), "
+            f"{groups} env group(s) each (rl.appo.num_rollout_workers="
+            f"{appo.num_rollout_workers}, num_env_groups={appo.num_env_groups})"
+        )
         self._use_env_workers(
             RolloutWorkerPool(
                 env_builders(config),
-                appo.num_rollout_workers,
-                appo.num_env_groups,
+                workers,
+                groups,
                 describe=lambda i: f"global index {i}, {scenario_for(config, i)}",
                 serial=appo.serial,
                 hang_warning_s=hang_warning_seconds(config),
