@@ -24,6 +24,7 @@ config is what the run saves in its checkpoints.
   default, same update arithmetic) is read as ``PPOUpdater``.
 """
 
+import dataclasses
 from typing import Any, Set
 
 from habitat import logger
@@ -135,6 +136,8 @@ def with_appo_defaults(config: Any) -> Any:
     typed_as = OmegaConf.get_type(rl)
     if isinstance(typed_as, type) and issubclass(typed_as, HabitatVerRLConfig):
         return config
+    if "appo" in rl and not dataclasses.is_dataclass(typed_as):
+        return config  # untyped (a stored config, plain data): read as it is
     added = [key for key in ("appo", "max_nonfinite_rewards") if key in rl]
     if added:
         _log_once(f"habitat_baselines.rl: {added} over our schema's defaults")
