@@ -19,6 +19,7 @@ from habitat.config import read_write
 from habitat.gym import make_gym_from_config
 from omegaconf import OmegaConf
 
+from habitat_ver.compat.sim_api import bridge_sim_api
 from habitat_ver.config.embedded_env import (
     DOOM_IDS,
     GYM_ENV_TASK,
@@ -89,6 +90,7 @@ def build_env(config: Any, env_index: int) -> Any:
         otherwise exactly what ``make_gym_from_config`` builds.
     """
     if config.habitat.env_task != GYM_ENV_TASK:
+        bridge_sim_api()
         return make_gym_from_config(config)
     embedded = section_or_default(config, "embedded_env", EmbeddedEnvConfig)
     gym_id = scenario_for(config, env_index)

@@ -32,6 +32,7 @@ from habitat_baselines.common.tensorboard_utils import get_writer
 from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from habitat_baselines.rl.ppo.ppo_trainer import get_device
 
+from habitat_ver.compat.sim_api import bridge_sim_api
 from habitat_ver.common.learner_threads import LearnerThreads
 from habitat_ver.common.log_keys import COLLECT_SECONDS, LEARN_SECONDS, LEARNER_THREADS
 from habitat_ver.common.usage import exit_with_usage_error, usage_errors_exit
@@ -112,6 +113,9 @@ class HabitatVerTrainer(CheckpointingTrainer):
     def _init_envs(self, config: Any = None, is_eval: bool = False) -> None:
         # Evaluation may run a checkpoint's config, written by upstream.
         config = self.config if config is None else config
+        # Envs built in this process (a single-env habitat VectorEnv's worker
+        # thread) need the habitat-sim aliases too, not only the env workers.
+        bridge_sim_api()
         super()._init_envs(use_our_env_factory(config), is_eval)
         if is_eval:
             self._eval_config = config

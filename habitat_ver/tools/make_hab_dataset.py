@@ -1,0 +1,478 @@
+"""HAB rearrangement data of our own: a furnished apartment and its episodes.
+
+Writes, under ``--out`` (default ``data``, habitat's usual data folder)::
+
+    replica_cad -> <assets>/replica_cad            (links, nothing copied)
+    robots/hab_fetch -> <assets>/robots/hab_fetch
+    hab_ver/                                       our scene (habitat_ver.tools.hab_scene)
+    datasets/hab_ver/v1/{train,val}/<name>.json.gz episodes
+
+The episodes are made by habitat-lab's own ``RearrangeEpisodeGenerator``, from
+habitat-lab's own generator configs (``habitat/datasets/rearrange/configs``)
+with the scene, objects and receptacles replaced by ours (see :data:`DATASETS`):
+ReplicaCAD's small objects stand in for the YCB objects, which are not in our
+copy.  The file names are those of HAB's ``rearrange_dataset_v2``, so the
+``rearrange/*`` and ``hab/*`` configs read them with the one override
+``hab_data=generated``::
+
+    python -m habitat_ver.tools.make_hab_dataset --assets ../shared/habitat-data
+    python -m habitat_baselines.run --config-name=rearrange/ver_pick hab_data=generated
+
+The episode folder is written whole or not at all: every file goes into a
+temporary folder that replaces ``v1`` at the end, so a run killed midway (or a
+full disk) leaves the previous complete episodes, or none.
+"""
+
+import argparse
+import contextlib
+import functools
+import gzip
+import os
+import random
+import shutil
+import sys
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from habitat_ver.common.atomic import write_atomically
+from habitat_ver.tools import hab_scene
+
+COMMAND = "python -m habitat_ver.tools.make_hab_dataset"
+DEFAULT_ASSETS = os.path.join("..", "shared", "habitat-data")
+DEFAULT_OUT = "data"
+EPISODES_SUBDIR = os.path.join("datasets", "hab_ver", "v1")
+SPLIT_SEEDS = {"train": 0, "val": 1}
+
+# ReplicaCAD's small objects (render meshes in the public copy, at most 2 kg):
+# what the robot picks and places here instead of HAB's YCB objects.
+OBJECTS = (
+    "frl_apartment_cup_01",
+    "frl_apartment_cup_02",
+    "frl_apartment_cup_03",
+    "frl_apartment_cup_05",
+    "frl_apartment_bowl_03",
+    "frl_apartment_bowl_06",
+    "frl_apartment_plate_01",
+    "frl_apartment_sponge_dish",
+    "frl_apartment_remote-control_01",
+    "frl_apartment_kitchen_utensil_02",
+    "frl_apartment_kitchen_utensil_04",
+    "frl_apartment_book_03",
+)
+# Receptacles of our scene that HAB's configs name (chair, table_02 and the
+# TV stand's shelves of the apartments are absent or unreachable here).
+SURFACES = (
+    "receptacle_aabb_Tbl1_Top1_frl_apartment_table_01",
+    "receptacle_aabb_TvStnd1_Top1_frl_apartment_tvstand",
+    "receptacle_aabb_sink_kitchen_counter",
+    "receptacle_aabb_counter_right_kitchen_counter",
+    "receptacle_aabb_counter_left_kitchen_counter",
+)
+FRIDGE = "receptacle_aabb_middle_topfrl_apartment_refrigerator"
+DRAWERS = (
+    "receptacle_aabb_drawer_left_top_frl_apartment_kitchen_counter",
+    "receptacle_aabb_drawer_right_top_frl_apartment_kitchen_counter",
+)
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One episode file: habitat-lab's generator config and what we change in it.
+
+    Attributes:
+        name: file name (HAB's ``rearrange_dataset_v2`` name, without ``.json.gz``).
+        habitat_config: habitat-lab's generator config it starts from,
+            relative to ``habitat/datasets/rearrange/configs``.
+        episodes: episodes per split, ``{"train": n, "val": m}``.
+        overrides: merged over that config after the scene and object sets.
+    """
+
+    name: str
+    habitat_config: str
+    episodes: Dict[str, int]
+    overrides: Dict[str, Any]
+
+
+def _receptacles(name: str, receptacles: Sequence[str]) -> Dict[str, Any]:
+    return {
+        "name": name,
+        "included_object_substrings": [""],
+        "excluded_object_substrings": [],
+        "included_receptacle_substrings": list(receptacles),
+        "excluded_receptacle_substrings": [],
+    }
+
+
+def _uniform(name: str, receptacles: str, count: Tuple[int, int]) -> Dict[str, Any]:
+    return {
+        "name": name,
+        "type": "uniform",
+        "params": {
+            "receptacle_sets": [receptacles],
+            "num_samples": list(count),
+            "orientation_sampling": "up",
+        },
+    }
+
+
+def _objects(name: str, receptacles: str, count: Tuple[int, int]) -> Dict[str, Any]:
+    sampler = _uniform(name, receptacles, count)
+    sampler["params"]["object_sets"] = ["objects"]
+    return sampler
+
+
+def _targets(name: str, objects: str, receptacles: str, count: Tuple[int, int]) -> Dict[str, Any]:
+    sampler = _uniform(name, receptacles, count)
+    sampler["params"]["object_samplers"] = [objects]
+    return sampler
+
+
+_RECEPTACLE_SETS = [
+    _receptacles("surfaces", SURFACES),
+    _receptacles("fridge", (FRIDGE,)),
+    _receptacles("drawers", DRAWERS),
+    _receptacles("counter", SURFACES[2:]),
+    _receptacles("table", SURFACES[:1]),
+]
+
+# Episodes per split: enough for short training and evaluation on 2 cores.
+_SKILL = {"train": 20, "val": 10}
+_SCENARIO = {"train": 10, "val": 10}
+
+DATASETS = (
+    # pick, place, nav_to_obj: objects on surfaces, one of them with a goal.
+    DatasetSpec(
+        "rearrange_easy",
+        "hab/rearrange_easy.yaml",
+        _SKILL,
+        {
+            "object_samplers": [_objects("any_targets", "surfaces", (3, 5))],
+            "object_target_samplers": [_targets("goal0", "any_targets", "surfaces", (1, 1))],
+        },
+    ),
+    # open/close fridge: an object in the fridge.
+    DatasetSpec(
+        "in_fridge_1k_100",
+        "in_fridge.yaml",
+        _SKILL,
+        {"object_samplers": [_objects("kitchen_counter", "fridge", (1, 1))]},
+    ),
+    # open/close drawer: an object in a drawer.
+    DatasetSpec(
+        "in_drawer_1k_100",
+        "in_drawer.yaml",
+        _SKILL,
+        {"object_samplers": [_objects("kitchen_counter", "drawers", (1, 1))]},
+    ),
+    # Tidy House: objects moved between surfaces.
+    DatasetSpec(
+        "tidy_house_10k_1k",
+        "hab/tidy_house.yaml",
+        _SCENARIO,
+        {
+            "object_samplers": [_objects("any_targets", "surfaces", (5, 5))],
+            "object_target_samplers": [_targets("any_targets", "any_targets", "surfaces", (5, 5))],
+        },
+    ),
+    # Prepare Groceries: two objects from the fridge to the counter, one back.
+    DatasetSpec(
+        "prepare_groceries_10k_1k",
+        "hab/prepare_groceries.yaml",
+        _SCENARIO,
+        {
+            "object_samplers": [
+                _objects("in_fridge", "fridge", (2, 2)),
+                _objects("on_counter", "counter", (1, 1)),
+            ],
+            "object_target_samplers": [
+                _targets("fridge_targets", "in_fridge", "counter", (2, 2)),
+                _targets("counter_targets", "on_counter", "fridge", (1, 1)),
+            ],
+        },
+    ),
+    # Set Table: one object from a drawer, one from the fridge, to the table.
+    DatasetSpec(
+        "set_table_10k_1k",
+        "hab/set_table.yaml",
+        _SCENARIO,
+        {
+            "object_samplers": [
+                _objects("in_drawer", "drawers", (1, 1)),
+                _objects("in_fridge", "fridge", (1, 1)),
+            ],
+            "object_target_samplers": [
+                _targets("drawer_targets", "in_drawer", "table", (1, 1)),
+                _targets("fridge_targets", "in_fridge", "table", (1, 1)),
+            ],
+        },
+    ),
+)
+
+
+class AssetsMissingError(Exception):
+    """The robot or ReplicaCAD is not where ``--assets`` points."""
+
+
+def check_assets(assets: str) -> None:
+    """Raise :class:`AssetsMissingError` naming every missing asset folder."""
+    needed = {
+        os.path.join(assets, "replica_cad", "configs", "objects"): "ReplicaCAD objects",
+        os.path.join(assets, "replica_cad", "urdf", "fridge"): "ReplicaCAD fridge",
+        os.path.join(
+            assets, "replica_cad", "urdf", "kitchen_counter"
+        ): "ReplicaCAD kitchen counter",
+        os.path.join(assets, "robots", "hab_fetch", "robots", "hab_suction.urdf"): "Fetch robot",
+    }
+    missing = [f"{path} ({what})" for path, what in needed.items() if not os.path.exists(path)]
+    if missing:
+        raise AssetsMissingError(
+            f"HAB assets missing under --assets {assets}: {', '.join(missing)}; point --assets "
+            "at a folder holding replica_cad/ and robots/hab_fetch/ (on our machines "
+            f"{DEFAULT_ASSETS}; elsewhere `python -m habitat_sim.utils.datasets_download "
+            "--uids replica_cad_dataset hab_fetch --data-path <folder>`)"
+        )
+
+
+def link_assets(assets: str, out: str) -> None:
+    """Link ``<out>/replica_cad`` and ``<out>/robots/hab_fetch`` to the assets
+    (an existing folder there is kept: it is the same data)."""
+    for rel in ("replica_cad", os.path.join("robots", "hab_fetch")):
+        link = os.path.join(out, rel)
+        if os.path.lexists(link):
+            continue
+        os.makedirs(os.path.dirname(link) or ".", exist_ok=True)
+        os.symlink(os.path.abspath(os.path.join(assets, rel)), link)
+
+
+def episodes_dir(out: str) -> str:
+    """Where the episode files of every split go."""
+    return os.path.join(out, EPISODES_SUBDIR)
+
+
+def generator_config(spec: DatasetSpec, scene_dir: str) -> Any:
+    """habitat-lab's generator config for ``spec``, on our scene and objects."""
+    import habitat.datasets.rearrange as rearrange
+    from habitat.datasets.rearrange.run_episode_generator import get_config_defaults
+    from omegaconf import OmegaConf
+
+    base = os.path.join(os.path.dirname(rearrange.__file__), "configs", spec.habitat_config)
+    config: Any = OmegaConf.merge(get_config_defaults(), OmegaConf.load(base))
+    ours = {
+        "dataset_path": os.path.join(scene_dir, hab_scene.DATASET_CONFIG),
+        "additional_object_paths": [],
+        "gpu_device_id": -1,
+        "scene_sets": [
+            {
+                "name": "ours",
+                "included_substrings": [hab_scene.SCENE_NAME],
+                "excluded_substrings": [],
+            }
+        ],
+        "scene_sampler": {"type": "single", "params": {"scene": hab_scene.SCENE_NAME}},
+        "object_sets": [
+            {"name": "objects", "included_substrings": list(OBJECTS), "excluded_substrings": []}
+        ],
+        "receptacle_sets": _RECEPTACLE_SETS,
+        "max_objects_per_receptacle": [],
+        "object_target_samplers": [],
+        **spec.overrides,
+    }
+    for key, value in ours.items():
+        # Lists replace habitat's (a merge would append to them element-wise).
+        if isinstance(value, list):
+            config[key] = OmegaConf.create(value)
+        else:
+            config[key] = OmegaConf.merge(config[key], value) if isinstance(value, dict) else value
+    return config
+
+
+@contextlib.contextmanager
+def rigid_receptacles_navigable() -> Iterator[None]:
+    """Within the block, habitat-lab's generator can check receptacles on rigid
+    objects (tables, the TV stand) for navigability.
+
+    Its ``get_navigable_receptacles`` compares ``parent_link`` with 0, which is
+    ``None`` on a rigid object's receptacle (a ``TypeError`` that ends every
+    episode with a table receptacle); the branch it means for them is the one
+    for ``parent_link < 0``.  The wrapper shows it -1 for the check only.
+    """
+    from habitat.datasets.rearrange import rearrange_generator
+
+    original = rearrange_generator.get_navigable_receptacles
+
+    def navigable(sim: Any, receptacles: List[Any], *args: Any, **kwargs: Any) -> List[Any]:
+        kept = []
+        for receptacle in receptacles:
+            rigid = receptacle.parent_link is None
+            if rigid:
+                receptacle.parent_link = -1
+            try:
+                kept += original(sim, [receptacle], *args, **kwargs)
+            finally:
+                if rigid:
+                    receptacle.parent_link = None
+        return kept
+
+    rearrange_generator.get_navigable_receptacles = navigable
+    try:
+        yield
+    finally:
+        rearrange_generator.get_navigable_receptacles = original
+
+
+def _generator_class() -> Any:
+    from habitat.datasets.rearrange.rearrange_generator import RearrangeEpisodeGenerator
+
+    class Generator(RearrangeEpisodeGenerator):
+        """habitat-lab's generator without its debug visualizer unless asked for.
+
+        Its target samplers are handed the visualizer even when debug
+        visualization is off, and render through it; with no renderer (we
+        create none) that aborts the process in habitat-sim's framebuffer check.
+        """
+
+        def initialize_sim(self, scene_name: str, dataset_path: str) -> None:
+            super().initialize_sim(scene_name, dataset_path)
+            if not self._render_debug_obs:
+                self.dbv = None  # type: ignore[assignment]
+
+    return Generator
+
+
+def generate(spec: DatasetSpec, scene_dir: str, split: str, log: Any = print) -> str:
+    """The JSON text of ``spec``'s episodes for ``split``, from habitat-lab's generator."""
+    from habitat.datasets.rearrange.rearrange_dataset import RearrangeDatasetV0
+
+    count = spec.episodes[split]
+    _seed(SPLIT_SEEDS[split])
+    dataset = RearrangeDatasetV0()
+    config = generator_config(spec, scene_dir)
+    with rigid_receptacles_navigable(), _generator_class()(cfg=config, num_episodes=count) as gen:
+        dataset.episodes += gen.generate_episodes(count)
+    log(f"{spec.name} {split}: {len(dataset.episodes)} of {count} episodes")
+    if len(dataset.episodes) < count:
+        raise RuntimeError(
+            f"habitat-lab's generator made {len(dataset.episodes)} of {count} {spec.name} "
+            f"episodes for {split}; see its log above"
+        )
+    return dataset.to_json()
+
+
+def _seed(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+
+
+def write_navmesh(scene_dir: str) -> int:
+    """Compute the scene's navmesh with the Fetch's settings and save it.
+
+    Returns:
+        The number of navmesh islands (the roof's top is one; habitat-lab keeps
+        the largest *indoor* island).
+    """
+    import habitat_sim
+
+    from habitat_ver.compat.sim_api import bridge_sim_api
+
+    bridge_sim_api()
+    backend = habitat_sim.SimulatorConfiguration()
+    backend.scene_dataset_config_file = os.path.join(scene_dir, hab_scene.DATASET_CONFIG)
+    backend.scene_id = hab_scene.SCENE_NAME
+    backend.enable_physics = True
+    backend.gpu_device_id = -1
+    backend.create_renderer = False
+    config = habitat_sim.Configuration(backend, [habitat_sim.agent.AgentConfiguration()])
+    with habitat_sim.Simulator(config) as sim:
+        settings = habitat_sim.NavMeshSettings()
+        settings.set_defaults()
+        # habitat-lab's Fetch agent (habitat.simulator.agents.main_agent).
+        settings.agent_radius, settings.agent_height = 0.3, 1.5
+        settings.agent_max_climb, settings.agent_max_slope = 0.2, 45.0
+        settings.include_static_objects = True
+        if not sim.recompute_navmesh(sim.pathfinder, settings):
+            raise RuntimeError(f"habitat-sim built no navmesh for {scene_dir}")
+        path = os.path.join(scene_dir, "navmeshes", f"{hab_scene.SCENE_NAME}.navmesh")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = path + ".tmp"
+        sim.pathfinder.save_nav_mesh(tmp)
+        os.replace(tmp, path)
+        return int(sim.pathfinder.num_islands)
+
+
+@contextlib.contextmanager
+def replacing_folder(final: str) -> Iterator[str]:
+    """A temporary folder beside ``final`` that becomes ``final`` when the block ends
+    without error (the previous ``final`` is removed only after that)."""
+    parent = os.path.dirname(os.path.abspath(final))
+    os.makedirs(parent, exist_ok=True)
+    tmp = os.path.join(parent, f".{os.path.basename(final)}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    os.makedirs(tmp)
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    old = os.path.join(parent, f".{os.path.basename(final)}.old-{os.getpid()}")
+    if os.path.exists(final):
+        os.replace(final, old)
+    os.replace(tmp, final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def make(
+    assets: str, out: str, names: Optional[Sequence[str]] = None, log: Any = print
+) -> List[str]:
+    """Scene, navmesh and episodes under ``out``; returns the episode files written."""
+    from habitat_ver.compat.sim_api import bridge_sim_api
+
+    check_assets(assets)
+    link_assets(assets, out)
+    scene_dir = os.path.join(out, "hab_ver")
+    furniture = hab_scene.write_scene(scene_dir, os.path.join(out, "replica_cad"))
+    articulated = ", ".join(hab_scene.names(furniture["articulated_object_instances"]))
+    pieces = len(furniture["object_instances"])
+    log(f"scene: {scene_dir}: {articulated}, {pieces} pieces of furniture")
+    log(f"navmesh: {write_navmesh(scene_dir)} islands")
+    bridge_sim_api()
+    specs = [s for s in DATASETS if names is None or s.name in names]
+    written = []
+    with replacing_folder(episodes_dir(out)) as tmp:
+        for spec in specs:
+            for split in spec.episodes:
+                packed = gzip.compress(generate(spec, scene_dir, split, log).encode())
+                path = os.path.join(tmp, split, f"{spec.name}.json.gz")
+                write_atomically(path, functools.partial(_write_bytes, data=packed))
+                written.append(os.path.join(episodes_dir(out), split, f"{spec.name}.json.gz"))
+    return written
+
+
+def _write_bytes(out: Any, data: bytes) -> None:
+    out.write(data)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--assets", default=DEFAULT_ASSETS, help="folder with replica_cad/ and robots/hab_fetch/"
+    )
+    parser.add_argument(
+        "--out", default=DEFAULT_OUT, help="data folder to write into (default: data)"
+    )
+    parser.add_argument(
+        "--only", nargs="*", choices=[s.name for s in DATASETS], help="episode files to make"
+    )
+    args = parser.parse_args(argv)
+    try:
+        files = make(args.assets, args.out, args.only)
+    except AssetsMissingError as error:
+        print(f"{COMMAND}: error: {error}", file=sys.stderr)
+        return 2
+    print(f"{len(files)} episode files under {episodes_dir(args.out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
