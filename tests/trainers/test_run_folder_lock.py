@@ -1,11 +1,14 @@
 """A second run on a checkpoint folder a live run owns is refused before any env starts."""
 
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
+from habitat_ver.common.checkpoint import ResumeStateFiles
 from habitat_ver.common.run_lock import LOCK_NAME, FolderInUseError, FolderLock
 from habitat_ver.config.compose import get_config
 from habitat_ver.run import execute_exp, get_trainer_class
@@ -105,3 +108,25 @@ def test_the_command_line_refuses_in_one_line_with_exit_2(out_dir):
     )
     assert f"pid {holder.pid}, since " in lines[0]
     assert [p.name for p in folder.iterdir()] == [LOCK_NAME]
+
+
+@pytest.mark.multiproc
+def test_a_run_killed_with_sigkill_leaves_its_folder_to_the_restart(out_dir):
+    # Its env workers come from the forkserver and hold no copy of the lock.
+    command = [sys.executable, "-m", "habitat_ver.run", f"--config-name={CONFIG}"]
+    command += run_overrides(out_dir, num_updates=200)
+    first = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    resume_state = out_dir / "checkpoints" / "resume-state.pth"
+    try:
+        deadline = time.monotonic() + 300
+        while not resume_state.exists() and first.poll() is None:
+            assert time.monotonic() < deadline, "no resume state after 300 s"
+            time.sleep(0.1)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=60)
+    assert first.returncode == -signal.SIGKILL
+    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    stats = ResumeStateFiles(str(out_dir / "checkpoints")).load()["requeue_stats"]
+    assert stats["num_updates_done"] == 200
