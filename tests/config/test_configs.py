@@ -1,5 +1,6 @@
 """Every config of our tree composes, and names only registered classes."""
 
+import gzip
 import re
 
 import pytest
@@ -60,6 +61,7 @@ def test_missing_pointnav_dataset_names_the_generator(tmp_path, evaluate, split)
         "pointnav/ddppo_simple_room",
         [
             f"habitat.dataset.data_path='{data_path}'",
+            f"habitat.dataset.scenes_dir={tmp_path}",
             f"habitat_baselines.evaluate={evaluate}",
         ],
     )
@@ -72,5 +74,6 @@ def test_missing_pointnav_dataset_names_the_generator(tmp_path, evaluate, split)
     ):
         validate_pointnav_dataset(config)
     (tmp_path / "v1" / split).mkdir(parents=True)
-    open(missing, "w").close()
+    with open(missing, "wb") as f:
+        f.write(gzip.compress(b'{"episodes": []}'))
     validate_pointnav_dataset(config)  # present: no error
