@@ -41,9 +41,9 @@ def bridge_sim_api() -> List[str]:
         when they were added before, or in sim-free mode, where no simulator
         is ever built).
     """
-    from habitat_ver.compat.sim_free import real_habitat_sim_installed
+    from habitat_ver.compat.sim_free import habitat_sim_available
 
-    if not real_habitat_sim_installed():
+    if not habitat_sim_available():
         return []
     from habitat_sim.simulator import Sensor, Simulator
 

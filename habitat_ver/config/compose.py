@@ -28,10 +28,17 @@ def config_root() -> Path:
     return Path(next(iter(habitat_ver_configs.__path__))) / "habitat_baselines"
 
 
+# Folders of our tree that are config groups (options chosen inside another
+# config, e.g. ``hab_data=generated``), not configs to run.
+CONFIG_GROUPS = ("hab_data",)
+
+
 def config_names() -> List[str]:
-    """Every config of our tree, as ``--config-name`` values (no ``.yaml``)."""
+    """Every config of our tree, as ``--config-name`` values (no ``.yaml``),
+    less the options of :data:`CONFIG_GROUPS`."""
     root = config_root()
-    return sorted(str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.yaml"))
+    names = (str(p.relative_to(root).with_suffix("")) for p in root.rglob("*.yaml"))
+    return sorted(n for n in names if n.split("/")[0] not in CONFIG_GROUPS)
 
 
 def get_config(

@@ -117,8 +117,26 @@ def learner_num_threads(config: Any) -> Any:
     return section_or_default(config, "learner", LearnerConfig).num_threads
 
 
+# ``${habitat_ver_render_gpu:0}``: habitat-sim's gpu_device_id in our rearrange
+# and HAB configs.
+RENDER_GPU_RESOLVER = "habitat_ver_render_gpu"
+
+
+def render_gpu(device: int = 0) -> int:
+    """``device`` where CUDA sees a GPU, else -1 (habitat-sim renders on the CPU).
+
+    habitat-sim picks its EGL device by CUDA id, so without a CUDA device a
+    ``gpu_device_id`` of 0 fails in every env (``unable to find CUDA device 0``).
+    """
+    import torch
+
+    return int(device) if torch.cuda.is_available() else -1
+
+
 def register_configs() -> None:
-    """Store our schema in Hydra's ConfigStore (idempotent)."""
+    """Store our schema in Hydra's ConfigStore and our resolver in OmegaConf (idempotent)."""
+    if not OmegaConf.has_resolver(RENDER_GPU_RESOLVER):
+        OmegaConf.register_new_resolver(RENDER_GPU_RESOLVER, render_gpu)
     ConfigStore.instance().store(
         group="habitat_baselines",
         name="habitat_ver_config_base",

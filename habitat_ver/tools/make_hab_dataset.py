@@ -341,11 +341,11 @@ def _generator_class() -> Any:
     return Generator
 
 
-def generate(spec: DatasetSpec, scene_dir: str, split: str, log: Any = print) -> str:
-    """The JSON text of ``spec``'s episodes for ``split``, from habitat-lab's generator."""
+def generate(spec: DatasetSpec, scene_dir: str, split: str, count: int, log: Any = print) -> str:
+    """The JSON text of ``count`` of ``spec``'s episodes for ``split``, from
+    habitat-lab's generator."""
     from habitat.datasets.rearrange.rearrange_dataset import RearrangeDatasetV0
 
-    count = spec.episodes[split]
     _seed(SPLIT_SEEDS[split])
     dataset = RearrangeDatasetV0()
     config = generator_config(spec, scene_dir)
@@ -423,9 +423,21 @@ def replacing_folder(final: str) -> Iterator[str]:
 
 
 def make(
-    assets: str, out: str, names: Optional[Sequence[str]] = None, log: Any = print
+    assets: str,
+    out: str,
+    names: Optional[Sequence[str]] = None,
+    counts: Optional[Dict[str, int]] = None,
+    log: Any = print,
 ) -> List[str]:
-    """Scene, navmesh and episodes under ``out``; returns the episode files written."""
+    """Scene, navmesh and episodes under ``out``; returns the episode files written.
+
+    Args:
+        assets: folder holding ``replica_cad/`` and ``robots/hab_fetch/``.
+        out: the data folder written into.
+        names: the episode files to make (default: all of :data:`DATASETS`).
+        counts: episodes per split for every file, e.g. ``{"train": 4, "val": 2}``
+            (default: each file's own).
+    """
     from habitat_ver.compat.sim_api import bridge_sim_api
 
     check_assets(assets)
@@ -441,8 +453,8 @@ def make(
     written = []
     with replacing_folder(episodes_dir(out)) as tmp:
         for spec in specs:
-            for split in spec.episodes:
-                packed = gzip.compress(generate(spec, scene_dir, split, log).encode())
+            for split, count in (counts or spec.episodes).items():
+                packed = gzip.compress(generate(spec, scene_dir, split, count, log).encode())
                 path = os.path.join(tmp, split, f"{spec.name}.json.gz")
                 write_atomically(path, functools.partial(_write_bytes, data=packed))
                 written.append(os.path.join(episodes_dir(out), split, f"{spec.name}.json.gz"))
@@ -464,9 +476,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument(
         "--only", nargs="*", choices=[s.name for s in DATASETS], help="episode files to make"
     )
+    parser.add_argument(
+        "--episodes",
+        nargs=2,
+        type=int,
+        metavar=("TRAIN", "VAL"),
+        help="episodes per file in the train and val splits (default: 20/10 per skill file, "
+        "10/10 per scenario file)",
+    )
     args = parser.parse_args(argv)
+    counts = None if args.episodes is None else dict(zip(("train", "val"), args.episodes))
+    if counts is not None and min(counts.values()) < 1:
+        parser.error(f"--episodes {args.episodes[0]} {args.episodes[1]}: each must be >= 1")
     try:
-        files = make(args.assets, args.out, args.only)
+        files = make(args.assets, args.out, args.only, counts)
     except AssetsMissingError as error:
         print(f"{COMMAND}: error: {error}", file=sys.stderr)
         return 2
