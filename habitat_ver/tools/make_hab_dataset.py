@@ -44,6 +44,8 @@ DEFAULT_ASSETS = os.path.join("..", "shared", "habitat-data")
 DEFAULT_OUT = "data"
 EPISODES_SUBDIR = os.path.join("datasets", "hab_ver", "v1")
 SPLIT_SEEDS = {"train": 0, "val": 1}
+# Calls of habitat-lab's generator per file before giving up on the count.
+GENERATION_ROUNDS = 5
 
 # ReplicaCAD's small objects (render meshes in the public copy, at most 2 kg):
 # what the robot picks and places here instead of HAB's YCB objects.
@@ -349,15 +351,41 @@ def generate(spec: DatasetSpec, scene_dir: str, split: str, count: int, log: Any
     _seed(SPLIT_SEEDS[split])
     dataset = RearrangeDatasetV0()
     config = generator_config(spec, scene_dir)
+    dropped = 0
     with rigid_receptacles_navigable(), _generator_class()(cfg=config, num_episodes=count) as gen:
-        dataset.episodes += gen.generate_episodes(count)
-    log(f"{spec.name} {split}: {len(dataset.episodes)} of {count} episodes")
+        for _ in range(GENERATION_ROUNDS):
+            made = gen.generate_episodes(count - len(dataset.episodes))
+            kept = [episode for episode in made if stale_objects(episode) == []]
+            dropped += len(made) - len(kept)
+            dataset.episodes += kept
+            if len(dataset.episodes) == count:
+                break
+    log(f"{spec.name} {split}: {len(dataset.episodes)} of {count} episodes ({dropped} dropped)")
     if len(dataset.episodes) < count:
         raise RuntimeError(
             f"habitat-lab's generator made {len(dataset.episodes)} of {count} {spec.name} "
-            f"episodes for {split}; see its log above"
+            f"episodes for {split} in {GENERATION_ROUNDS} rounds; see its log above"
         )
     return dataset.to_json()
+
+
+def stale_objects(episode: Any) -> List[str]:
+    """Objects an episode's ``name_to_receptacle`` names that it does not add.
+
+    habitat-lab's generator removes objects that did not settle
+    (``correct_unstable_results``) from ``rigid_objs`` but not from
+    ``name_to_receptacle``; ``RearrangeSim`` then fails that episode's reset
+    (``Object with handle '...' could not be found in the scene``).  Instance
+    handles are the simulator's: the object's config name, ``_:``, and its
+    count among the episode's copies of that object (``cup_01_:0001``).
+    """
+    copies: Dict[str, int] = {}
+    added = set()
+    for handle, _ in episode.rigid_objs:
+        name = handle.split(".object_config.json")[0]
+        added.add(f"{name}_:{copies.get(name, 0):04d}")
+        copies[name] = copies.get(name, 0) + 1
+    return sorted(set(episode.name_to_receptacle) - added)
 
 
 def _seed(seed: int) -> None:
