@@ -14,9 +14,11 @@ module where habitat-sim is present.
 """
 
 import os
+from xml.etree import ElementTree
 from typing import Any, Iterator, List, NamedTuple, Optional, Tuple
 
 from habitat_ver.config.embedded_env import GYM_ENV_TASK
+from habitat_ver.config.episode_files import read_episode_file
 from habitat_ver.config.errors import ConfigError
 
 # uid -> folder it fills, relative to datasets_download's --data-path, and
@@ -36,6 +38,16 @@ DATA_SOURCES = {
     "hab2_bench_assets": ("hab2_bench_assets", "HAB2 benchmark assets"),
 }
 DOWNLOAD_MODULE = "habitat_sim.utils.datasets_download"
+# Folders of the data python -m habitat_ver.tools.make_hab_dataset writes
+# (relative to its --out), and what they are.
+GENERATED = {
+    "datasets/hab_ver": "habitat-ver's HAB episodes",
+    "hab_ver": "habitat-ver's HAB apartment",
+}
+GENERATOR = (
+    "python -m habitat_ver.tools.make_hab_dataset "
+    "--assets <folder with replica_cad/ and robots/hab_fetch/>"
+)
 
 
 class MissingData(NamedTuple):
@@ -136,18 +148,36 @@ def _download_to(data_path: Optional[str], uids: List[str]) -> str:
 def describe_missing(missing: List[MissingData]) -> str:
     """One line: the missing folders, what they are, and the command."""
     folders = []
+    generated = False
     for m in missing:
-        if m.uid is None:
+        made_by_us = _generated_folder(m.path)
+        if made_by_us is not None:
+            generated = True
+            text = f"{made_by_us[0]}/ ({made_by_us[1]})"
+        elif m.uid is None:
             text = f"{m.path} ({m.key}; no known download)"
         else:
             text = f"{m.folder}/ ({DATA_SOURCES[m.uid][1]}, uid {m.uid})"
         if text not in folders:
             folders.append(text)
     line = f"rearrangement data is missing (relative to {os.getcwd()}): {', '.join(folders)}"
-    command = download_command(missing)
+    command = download_command([m for m in missing if _generated_folder(m.path) is None])
     if command is not None:
         line += f"; fetch it with `{command}`"
+    if generated:
+        line += f"; make ours with `{GENERATOR}` in the folder that holds data/ (docs/HAB.md)"
     return line
+
+
+def _generated_folder(path: str) -> Optional[Tuple[str, str]]:
+    """``(folder, what)`` when ``path`` lies in make_hab_dataset's output."""
+    parts = os.path.normpath(path).split(os.sep)
+    for link, what in GENERATED.items():
+        n = len(link.split("/"))
+        for start in range(len(parts) - n + 1):
+            if parts[start : start + n] == link.split("/"):
+                return os.sep.join(parts[: start + n]), what
+    return None
 
 
 def is_rearrange_config(config: Any) -> bool:
@@ -164,3 +194,52 @@ def check_hab_data(config: Any) -> None:
     missing = missing_hab_data(config)
     if missing:
         raise HabitatDataMissingError(describe_missing(missing))
+    check_hab_files(config)
+
+
+def check_hab_files(config: Any) -> None:
+    """The data files are there; check that they can be used, before any env starts.
+
+    Raises:
+        ConfigError: one line naming the file: an episode file that is not
+            gzipped JSON with episodes, a scene dataset config an episode
+            names that does not exist, a robot URDF that is not XML or names
+            mesh files that do not exist.
+    """
+    key, path = next(needed_paths(config))  # habitat.dataset.data_path
+    remedy = _remedy(path)
+    episodes = read_episode_file(path, key, remedy)["episodes"]
+    for scene_dataset in sorted({e.get("scene_dataset_config", "") for e in episodes} - {""}):
+        if not os.path.exists(scene_dataset):
+            raise ConfigError(
+                f"{key}: the episode file {path!r} names the scene dataset config "
+                f"{scene_dataset!r}, which does not exist (relative to {os.getcwd()}); {remedy}"
+            )
+    for name, agent in config.habitat.simulator.agents.items():
+        urdf = agent.get("articulated_agent_urdf")
+        if urdf:
+            check_urdf(urdf, f"habitat.simulator.agents.{name}.articulated_agent_urdf")
+
+
+def _remedy(path: str) -> str:
+    if _generated_folder(path) is not None:
+        return f"make it again with `{GENERATOR}`"
+    uid, _, data_path = source_of(path)
+    return f"download it again with `{_download_to(data_path, [uid])}`" if uid else ""
+
+
+def check_urdf(path: str, key: str) -> None:
+    """Raise one ConfigError if the robot URDF at ``path`` would not load:
+    not XML, or a mesh it names is missing (paths relative to the URDF)."""
+    try:
+        root = ElementTree.parse(path).getroot()
+    except (ElementTree.ParseError, OSError) as error:
+        raise ConfigError(f"{key}: the robot URDF {path!r} cannot be read: {error}") from None
+    folder = os.path.dirname(path)
+    meshes = [m.get("filename", "") for m in root.iter("mesh")]
+    missing = [m for m in meshes if m and not os.path.exists(os.path.join(folder, m))]
+    if missing:
+        raise ConfigError(
+            f"{key}: the robot URDF {path!r} names {len(missing)} mesh file(s) that do not "
+            f"exist, e.g. {missing[0]!r} (relative to {folder})"
+        )

@@ -159,7 +159,17 @@ class HabitatVerTrainer(CheckpointingTrainer):
         """Upstream's evaluation of one checkpoint file; a folder's checkpoints
         in order, to the one its run ended with (:mod:`.eval_folder`)."""
         with usage_errors_exit(RUN_ERRORS), log_files_closed():
+            self._log_to_file()
             self._eval()
+
+    def _log_to_file(self) -> None:
+        """Evaluation writes ``habitat_baselines.log_file`` too (upstream opens
+        it only for training), so its "Average episode ..." lines can be read
+        back, e.g. by :mod:`habitat_ver.tools.hab_stage_report`."""
+        log_file = self.config.habitat_baselines.log_file
+        if log_file:
+            os.makedirs(os.path.dirname(os.path.abspath(log_file)), exist_ok=True)
+            logger.add_filehandler(log_file)
 
     def _eval(self) -> None:
         baselines = self.config.habitat_baselines

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from habitat_ver.config.compose import config_names, get_config
+from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.hab_data import (
     DATA_SOURCES,
     HabitatDataMissingError,
@@ -34,8 +35,9 @@ COMMAND = (
 
 
 def test_hab_configs_are_all_found():
-    # 10 skills + 6 scenarios; a new config is covered automatically.
-    assert len(HAB_CONFIGS) == 16
+    # 10 skills, 6 scenarios and their oracle-skill runs; a new config is
+    # covered automatically.
+    assert len(HAB_CONFIGS) == 16 + len([n for n in HAB_CONFIGS if n.endswith("_oracle")])
 
 
 @pytest.mark.parametrize(
@@ -86,7 +88,13 @@ def _make_data(root: Path, config, skip: str = "") -> None:
             path.mkdir(parents=True, exist_ok=True)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("")
+            # Files that are read before any env starts hold the least they must.
+            if m.path.endswith(".json.gz"):
+                path.write_bytes(_episodes())
+            elif m.path.endswith(".urdf"):
+                path.write_text("<robot/>")
+            else:
+                path.write_text("")
 
 
 def test_only_the_missing_download_is_named(tmp_path, monkeypatch):
@@ -173,3 +181,101 @@ def test_cli_in_sim_free_mode_names_habitat_sim_and_the_data(tmp_path):
     done = _run_cli([str(HIDE_SIM)], "habitat_ver.run", "rearrange/ver_open_fridge", tmp_path)
     line = _assert_data_error(done, "habitat_ver.run", tmp_path)
     assert "'RearrangeSim-v0'" in line and "conda install habitat-sim" in line
+
+
+MESH_URDF = (
+    "<robot><link><visual><geometry><mesh filename='m.glb'/></geometry></visual></link></robot>"
+)
+
+
+def _generated_tree(root, episodes=b"", urdf=MESH_URDF):
+    """make_hab_dataset's layout under ``root/data``, with the given file contents."""
+    data = root / "data"
+    episode_file = data / "datasets" / "hab_ver" / "v1" / "train" / "rearrange_easy.json.gz"
+    episode_file.parent.mkdir(parents=True)
+    episode_file.write_bytes(episodes)
+    (data / "hab_ver").mkdir()
+    robots = data / "robots" / "hab_fetch" / "robots"
+    robots.mkdir(parents=True)
+    (robots / "hab_suction.urdf").write_text(urdf)
+    (robots / "m.glb").write_bytes(b"mesh")
+    return episode_file
+
+
+def _episodes(*scene_datasets):
+    import gzip
+    import json
+
+    episodes = [
+        {"scene_dataset_config": s, "scene_id": "hab_ver_apartment"} for s in scene_datasets
+    ]
+    return gzip.compress(json.dumps({"episodes": episodes}).encode())
+
+
+def test_generated_data_missing_names_our_generator(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = get_config("rearrange/ver_pick", ["hab_data=generated"])
+    with pytest.raises(HabitatDataMissingError) as raised:
+        check_hab_data(config)
+    message = str(raised.value)
+    assert "data/datasets/hab_ver/ (habitat-ver's HAB episodes)" in message
+    assert "data/hab_ver/ (habitat-ver's HAB apartment)" in message
+    assert "data/robots/hab_fetch/ (Fetch robot, uid hab_fetch)" in message
+    assert "--uids hab_fetch --data-path data/" in message
+    assert "python -m habitat_ver.tools.make_hab_dataset --assets" in message
+    assert "uids rearrange_dataset_v2" not in message
+
+
+def test_a_corrupt_generated_episode_file_is_one_line_naming_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _generated_tree(tmp_path, episodes=b"\x8b\x00not gzip at all")
+    config = get_config("rearrange/ver_pick", ["hab_data=generated"])
+    with pytest.raises(ConfigError) as raised:
+        check_hab_data(config)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.startswith(
+        "habitat.dataset.data_path: the episode file "
+        "'data/datasets/hab_ver/v1/train/rearrange_easy.json.gz' is not a gzip file"
+    )
+    assert message.endswith(
+        "make it again with `python -m habitat_ver.tools.make_hab_dataset "
+        "--assets <folder with replica_cad/ and robots/hab_fetch/>`"
+    )
+
+
+def test_an_episodes_missing_scene_dataset_is_named(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _generated_tree(tmp_path, episodes=_episodes("data/hab_ver/hab_ver.scene_dataset_config.json"))
+    config = get_config("rearrange/ver_pick", ["hab_data=generated"])
+    with pytest.raises(
+        ConfigError,
+        match=r"names the scene dataset config "
+        r"'data/hab_ver/hab_ver.scene_dataset_config.json', which does not exist",
+    ):
+        check_hab_data(config)
+    (tmp_path / "data" / "hab_ver" / "hab_ver.scene_dataset_config.json").write_text("{}")
+    check_hab_data(config)  # all there
+
+
+@pytest.mark.parametrize(
+    "urdf, expected",
+    [
+        ("<robot><link>", r"the robot URDF '.*hab_suction.urdf' cannot be read: no element found"),
+        (
+            "<robot><link><visual><geometry><mesh filename='gone.dae'/></geometry></visual>"
+            "</link></robot>",
+            r"the robot URDF '.*' names 1 mesh file\(s\) that do not exist, e.g. 'gone.dae'",
+        ),
+    ],
+)
+def test_a_robot_urdf_that_would_not_load_is_named(tmp_path, monkeypatch, urdf, expected):
+    monkeypatch.chdir(tmp_path)
+    scene = "data/hab_ver/hab_ver.scene_dataset_config.json"
+    _generated_tree(tmp_path, episodes=_episodes(scene), urdf=urdf)
+    (tmp_path / scene).write_text("{}")
+    config = get_config("rearrange/ver_pick", ["hab_data=generated"])
+    with pytest.raises(
+        ConfigError, match="habitat.simulator.agents.main_agent.articulated_agent_urdf: " + expected
+    ):
+        check_hab_data(config)

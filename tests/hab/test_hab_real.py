@@ -1,0 +1,176 @@
+"""HAB on the real simulator, on our generated apartment and episodes.
+
+One session-wide data folder made by ``python -m habitat_ver.tools.make_hab_dataset``
+(ReplicaCAD and the Fetch robot read from ../shared/habitat-data), then the
+shipped configs run from the folder holding it, with the one override
+``hab_data=generated``, as a user runs them (docs/HAB.md).
+"""
+
+import gzip
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from habitat_ver.tools import hab_scene
+from habitat_ver.tools import make_hab_dataset as tool
+from tests.sim.conftest import REPO, run_real
+
+pytestmark = pytest.mark.sim
+
+ASSETS = Path(os.environ.get("HABITAT_VER_HAB_ASSETS", REPO.parent / "shared" / "habitat-data"))
+TRAIN, VAL = 3, 2
+# Every shipped skill config, a couple of updates each.
+SKILL_CONFIGS = [
+    "rearrange/ver_place",
+    "rearrange/ver_nav_to_obj",
+    "rearrange/ver_open_fridge",
+    "rearrange/ver_close_fridge",
+    "rearrange/ver_open_cab",
+    "rearrange/ver_close_cab",
+    "rearrange/ver_pick_nonav",
+    "rearrange/ver_place_nonav",
+    "rearrange/ddppo_pick",
+]
+T = 4
+SHORT_RUN = [
+    "habitat_baselines.num_environments=1",
+    f"habitat_baselines.rl.ppo.num_steps={T}",
+    "habitat_baselines.rl.ppo.num_mini_batch=1",
+    "habitat_baselines.num_updates=2",
+    "habitat_baselines.total_num_steps=-1",
+    "habitat_baselines.num_checkpoints=1",
+    # One learner thread: a 2-thread update on busy CI cores is the slow case.
+    "habitat_baselines.learner.num_threads=1",
+]
+
+
+@pytest.fixture(scope="session")
+def hab_run_dir(tmp_path_factory):
+    """A folder whose ``data/`` is make_hab_dataset's output (small splits)."""
+    if not (ASSETS / "replica_cad").is_dir():
+        pytest.skip(f"no HAB assets at {ASSETS} (set HABITAT_VER_HAB_ASSETS)")
+    run_dir = tmp_path_factory.mktemp("hab")
+    made = run_real(
+        [
+            "-m",
+            "habitat_ver.tools.make_hab_dataset",
+            "--assets",
+            str(ASSETS),
+            "--out",
+            "data",
+            "--episodes",
+            str(TRAIN),
+            str(VAL),
+        ],
+        cwd=run_dir,
+    )
+    assert made.returncode == 0, made.stderr[-4000:]
+    return run_dir
+
+
+def _episodes(run_dir, split, name):
+    path = run_dir / "data" / tool.EPISODES_SUBDIR / split / f"{name}.json.gz"
+    return json.loads(gzip.decompress(path.read_bytes()))["episodes"]
+
+
+def test_the_generated_data_is_complete_and_consistent(hab_run_dir):
+    data = hab_run_dir / "data"
+    scene = data / "hab_ver"
+    assert (scene / "navmeshes" / f"{hab_scene.SCENE_NAME}.navmesh").stat().st_size > 0
+    instance = json.loads(
+        (scene / "scenes" / f"{hab_scene.SCENE_NAME}.scene_instance.json").read_text()
+    )
+    assert {"fridge", "kitchen_counter"} <= set(
+        hab_scene.names(instance["articulated_object_instances"])
+    )
+    assert "frl_apartment_table_01" in hab_scene.names(instance["object_instances"])
+    for spec in tool.DATASETS:
+        for split, count in (("train", TRAIN), ("val", VAL)):
+            episodes = _episodes(hab_run_dir, split, spec.name)
+            assert len(episodes) == count, (spec.name, split)
+            for episode in episodes:
+                assert episode["scene_id"] == hab_scene.SCENE_NAME
+                names = [obj[0].split(".object_config.json")[0] for obj in episode["rigid_objs"]]
+                assert set(names) <= set(tool.OBJECTS)
+                # Every object the task names is one the episode adds.
+                assert tool.stale_objects(_Episode(episode)) == []
+    tidy = _episodes(hab_run_dir, "val", "tidy_house_10k_1k")
+    assert all(len(e["targets"]) == 5 for e in tidy)
+    groceries = _episodes(hab_run_dir, "val", "prepare_groceries_10k_1k")
+    assert all(len(e["targets"]) == 3 for e in groceries)
+    # Train and val are drawn with different seeds.
+    assert (
+        _episodes(hab_run_dir, "train", "rearrange_easy")[0]
+        != _episodes(hab_run_dir, "val", "rearrange_easy")[0]
+    )
+
+
+class _Episode:
+    def __init__(self, data):
+        self.rigid_objs = data["rigid_objs"]
+        self.name_to_receptacle = data["name_to_receptacle"]
+
+
+def _train_command_args(out):
+    return [
+        "hab_data=generated",
+        *SHORT_RUN,
+        f"habitat_baselines.checkpoint_folder={out}/ckpt",
+        f"habitat_baselines.tensorboard_dir={out}/tb",
+        f"habitat_baselines.log_file={out}/train.log",
+    ]
+
+
+def test_ver_pick_trains_through_habitat_baselines_run(hab_run_dir):
+    out = hab_run_dir / "outputs" / "ver_pick"
+    run = run_real(
+        [
+            "-m",
+            "habitat_baselines.run",
+            "--config-name=rearrange/ver_pick",
+            *_train_command_args(out),
+        ],
+        cwd=hab_run_dir,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    checkpoint = torch.load(out / "ckpt" / "latest.pth", map_location="cpu", weights_only=False)
+    assert checkpoint["config"]["habitat_baselines"]["rl"]["policy"]["main_agent"]["name"] == (
+        "VERPolicy"
+    )
+    # The paper's ConvNeXt-style encoder and 2-layer LSTM of 512 units.
+    weights = checkpoint["state_dict"]
+    assert weights["net.visual_encoder.backbone.stem.0.weight"].shape[2:] == (4, 4)  # patchify
+    assert weights["net.state_encoder.rnn.rnn.weight_hh_l1"].shape == (4 * 512, 512)
+    resume = torch.load(out / "ckpt" / "resume-state.pth", weights_only=False)["requeue_stats"]
+    assert resume["num_updates_done"] == 2 and resume["num_steps_done"] == 2 * T
+
+
+def test_every_skill_config_trains_two_updates(hab_run_dir):
+    out = hab_run_dir / "outputs" / "skills"
+    run = run_real(
+        [str(REPO / "tests" / "hab" / "run_hab_configs.py"), str(out), "train", *SKILL_CONFIGS]
+        + ["--", *SHORT_RUN],
+        cwd=hab_run_dir,
+        timeout=1800,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    results = [
+        json.loads(line[len("RESULT ") :])
+        for line in run.stdout.splitlines()
+        if line.startswith("RESULT ")
+    ]
+    assert [r["config"] for r in results] == SKILL_CONFIGS
+    for result in results:
+        expected = (
+            "PointNavResNetPolicy" if result["config"] == "rearrange/ddppo_pick" else "VERPolicy"
+        )
+        assert result["policy"] == result["checkpoint_policy"] == expected, result
+        assert result["num_updates_done"] == 2 and result["num_steps_done"] == 2 * T, result
+        assert result["checkpoint_keys"] > 10, result
+
+
+_STAGE = re.compile(r"Average episode pddl_stage_goals\.(stage_\S+)_success: ([0-9.]+)")

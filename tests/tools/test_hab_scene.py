@@ -1,0 +1,205 @@
+"""Our HAB apartment's files, checked without a simulator: the stage mesh, the
+furniture chosen from a layout, the generator config and the dataset guards.
+(tests/hab/test_hab_real.py loads them into habitat-sim.)"""
+
+import json
+import struct
+import types
+
+import numpy as np
+import pytest
+
+from habitat_ver.tools import glb, hab_scene
+from habitat_ver.tools import make_hab_dataset as tool
+
+
+def test_a_box_has_six_outward_faces_of_two_triangles():
+    positions, normals, indices = glb.box_mesh([((0, 0, 0), (1, 2, 3))])
+    # 6 faces x 4 corners, 6 faces x 2 triangles x 3 indices.
+    assert positions.shape == (24, 3) and normals.shape == (24, 3) and indices.shape == (36,)
+    assert positions.min(axis=0).tolist() == [0, 0, 0]
+    assert positions.max(axis=0).tolist() == [1, 2, 3]
+    centre = np.array([0.5, 1.0, 1.5])
+    for a, b, c in indices.reshape(-1, 3):
+        winding = np.cross(positions[b] - positions[a], positions[c] - positions[a])
+        # Counter-clockwise seen from outside: the winding's normal is the
+        # face's normal and points away from the box's centre.
+        assert np.allclose(winding / np.linalg.norm(winding), normals[a])
+        assert np.dot(normals[a], positions[a] - centre) > 0
+
+
+def test_a_box_with_no_volume_is_refused():
+    with pytest.raises(ValueError, match=r"max > min on every axis, got \[0.0, 0.0, 0.0\]"):
+        glb.box_mesh([((0, 0, 0), (1, 0, 1))])
+
+
+def test_the_glb_file_holds_the_mesh_it_was_given():
+    boxes = [((0, 0, 0), (1, 1, 1)), ((2, 0, 0), (3, 1, 4))]
+    data = glb.glb_bytes(boxes)
+    magic, version, length = struct.unpack("<III", data[:12])
+    assert (magic, version, length) == (0x46546C67, 2, len(data))
+    json_length, json_type = struct.unpack("<II", data[12:20])
+    assert json_type == 0x4E4F534A and json_length % 4 == 0
+    document = json.loads(data[20 : 20 + json_length])
+    position, _, index = document["accessors"]
+    assert position["count"] == 48 and index["count"] == 72
+    assert position["min"] == [0, 0, 0] and position["max"] == [3, 1, 4]
+    bin_length, bin_type = struct.unpack("<II", data[20 + json_length : 28 + json_length])
+    assert bin_type == 0x004E4942
+    # positions and normals (48 x 3 float32 each) and 72 uint32 indices
+    assert bin_length == 48 * 12 * 2 + 72 * 4 == document["buffers"][0]["byteLength"]
+
+
+def test_the_stage_has_floor_ceiling_and_walls_around_every_room():
+    boxes = hab_scene.stage_boxes()
+    # Per room a floor and a ceiling slab, then six outer walls and the divider.
+    assert len(boxes) == 2 * len(hab_scene.ROOMS) + 6 + len(hab_scene.DIVIDERS)
+    floors = [b for b in boxes if b[1][1] == hab_scene.FLOOR_Y]
+    ceilings = [b for b in boxes if b[0][1] == hab_scene.CEILING_Y]
+    assert len(floors) == len(ceilings) == len(hab_scene.ROOMS)
+    assert hab_scene.inside_plan(1.0, 1.0) and hab_scene.inside_plan(2.0, 7.0)
+    # The corner of the L left out: beside the kitchen, behind the living room.
+    assert not hab_scene.inside_plan(-1.0, 6.0)
+    assert not hab_scene.inside_plan(5.0, 1.0)
+
+
+def _object(folder, name, receptacle=False, mesh=True):
+    config = {"render_asset": f"../../objects/{name}.glb"}
+    if receptacle:
+        config["user_defined"] = {f"receptacle_aabb_{name}": {"parent_object": name}}
+    (folder / "configs" / "objects" / f"{name}.object_config.json").write_text(json.dumps(config))
+    if mesh:
+        (folder / "objects" / f"{name}.glb").write_bytes(b"mesh")
+
+
+@pytest.fixture
+def replica_cad(tmp_path):
+    """A ReplicaCAD folder with a layout naming present, absent and outside pieces."""
+    root = tmp_path / "replica_cad"
+    for sub in ("configs/objects", "configs/scenes", "objects", "urdf/fridge"):
+        (root / sub).mkdir(parents=True)
+    (root / "urdf" / "fridge" / "fridge.urdf").write_text("<robot/>")
+    _object(root, "table", receptacle=True)
+    _object(root, "far_table")
+    _object(root, "big_table", mesh=False)  # mesh left out of the copy
+    layout = {
+        "object_instances": [
+            {
+                "template_name": "objects/table",
+                "translation": [1, 0.5, 1],
+                "motion_type": "DYNAMIC",
+            },
+            {"template_name": "objects/far_table", "translation": [9, 0.5, 9]},
+            {"template_name": "objects/big_table", "translation": [1, 0.5, 2]},
+        ],
+        "articulated_object_instances": [
+            {"template_name": "fridge", "translation": [0.5, 1, 4.5]},
+            {"template_name": "chestOfDrawers_01", "translation": [1, 0, 1]},
+        ],
+    }
+    path = root / "configs" / "scenes" / f"{hab_scene.SOURCE_LAYOUT}.scene_instance.json"
+    path.write_text(json.dumps(layout))
+    return root
+
+
+def test_furniture_is_kept_where_its_assets_exist_and_it_fits_the_plan(replica_cad):
+    furniture = hab_scene.furnish(str(replica_cad))
+    assert hab_scene.names(furniture["object_instances"]) == ["table"]
+    assert furniture["object_instances"][0]["motion_type"] == "STATIC"
+    assert hab_scene.names(furniture["articulated_object_instances"]) == ["fridge"]
+    assert furniture["articulated_object_instances"][0]["fixed_base"] is True
+
+
+def test_the_scene_files_point_into_replica_cad(replica_cad, tmp_path):
+    scene_dir = tmp_path / "data" / "hab_ver"
+    hab_scene.write_scene(str(scene_dir), str(replica_cad))
+    dataset = json.loads((scene_dir / hab_scene.DATASET_CONFIG).read_text())
+    objects = dataset["objects"]["paths"][".json"][0]
+    assert (scene_dir / objects).resolve() == (replica_cad / "configs" / "objects").resolve()
+    instance = json.loads(
+        (scene_dir / "scenes" / f"{hab_scene.SCENE_NAME}.scene_instance.json").read_text()
+    )
+    assert instance["stage_instance"]["template_name"] == hab_scene.SCENE_NAME
+    assert instance["navmesh_instance"] in dataset["navmesh_instances"]
+    stage = scene_dir / "stages" / f"{hab_scene.SCENE_NAME}.glb"
+    assert stage.read_bytes() == glb.glb_bytes(hab_scene.stage_boxes())
+
+
+def test_missing_assets_are_named_with_where_to_get_them(tmp_path):
+    (tmp_path / "replica_cad" / "configs" / "objects").mkdir(parents=True)
+    with pytest.raises(tool.AssetsMissingError) as raised:
+        tool.check_assets(str(tmp_path))
+    message = str(raised.value)
+    assert "replica_cad/urdf/fridge (ReplicaCAD fridge)" in message
+    assert "robots/hab_fetch/robots/hab_suction.urdf (Fetch robot)" in message
+    assert "replica_cad/configs/objects" not in message  # present
+    assert "datasets_download --uids replica_cad_dataset hab_fetch" in message
+
+
+def test_main_reports_missing_assets_in_one_line_with_exit_2(tmp_path, capsys):
+    assert tool.main(["--assets", str(tmp_path / "none"), "--out", str(tmp_path / "data")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"{tool.COMMAND}: error: HAB assets missing")
+
+
+def test_the_episode_folder_is_replaced_whole_or_not_at_all(tmp_path):
+    final = tmp_path / "v1"
+    final.mkdir()
+    (final / "old.json.gz").write_text("old")
+    with pytest.raises(RuntimeError):
+        with tool.replacing_folder(str(final)) as tmp:
+            (tmp_path / "unused").mkdir()
+            open(f"{tmp}/new.json.gz", "w").write("new")
+            raise RuntimeError("killed midway")
+    assert sorted(p.name for p in final.iterdir()) == ["old.json.gz"]
+    with tool.replacing_folder(str(final)) as tmp:
+        open(f"{tmp}/new.json.gz", "w").write("new")
+    assert sorted(p.name for p in final.iterdir()) == ["new.json.gz"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["unused", "v1"]
+
+
+def _episode(objects, named):
+    return types.SimpleNamespace(
+        rigid_objs=[(f"{o}.object_config.json", None) for o in objects],
+        name_to_receptacle={n: "r" for n in named},
+    )
+
+
+def test_stale_objects_are_those_named_but_not_added():
+    ok = _episode(["cup", "cup", "bowl"], ["cup_:0000", "cup_:0001", "bowl_:0000"])
+    assert tool.stale_objects(ok) == []
+    # habitat-lab removed an unstable sponge from rigid_objs only.
+    stale = _episode(["cup"], ["cup_:0000", "sponge_:0000"])
+    assert tool.stale_objects(stale) == ["sponge_:0000"]
+
+
+def test_rigid_receptacles_are_checked_as_parent_link_minus_one(monkeypatch):
+    from habitat.datasets.rearrange import rearrange_generator
+
+    seen = []
+
+    def fake(sim, receptacles, *args, **kwargs):
+        seen.append([r.parent_link for r in receptacles])
+        return [r for r in receptacles if r.parent_link != 3]
+
+    monkeypatch.setattr(rearrange_generator, "get_navigable_receptacles", fake)
+    table = types.SimpleNamespace(parent_link=None)
+    drawer = types.SimpleNamespace(parent_link=3)
+    with tool.rigid_receptacles_navigable():
+        kept = rearrange_generator.get_navigable_receptacles(None, [table, drawer])
+    assert seen == [[-1], [3]] and kept == [table]
+    assert table.parent_link is None  # restored for the episode's records
+    assert rearrange_generator.get_navigable_receptacles is fake
+
+
+def test_the_generator_config_is_habitats_on_our_scene_and_objects():
+    spec = next(s for s in tool.DATASETS if s.name == "tidy_house_10k_1k")
+    config = tool.generator_config(spec, "data/hab_ver")
+    assert config.dataset_path == f"data/hab_ver/{hab_scene.DATASET_CONFIG}"
+    assert list(config.additional_object_paths) == []
+    assert config.scene_sampler.params.scene == hab_scene.SCENE_NAME
+    assert list(config.object_sets[0].included_substrings) == list(tool.OBJECTS)
+    assert [s.params.num_samples for s in config.object_samplers] == [[5, 5]]
+    assert [s.params.num_samples for s in config.object_target_samplers] == [[5, 5]]
+    # habitat-lab's own markers (the drawers' and fridge's handles) are kept.
+    assert "fridge_push_point" in [m.name for m in config.markers]
