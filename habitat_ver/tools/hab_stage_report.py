@@ -19,12 +19,13 @@ the last column is the full task (``pddl_success``).
 import argparse
 import os
 import re
+import sys
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from habitat_ver.common.atomic import write_atomically
 
 SCENARIOS = ("tidy_house", "prepare_groceries", "set_table")
-METHODS = {"": "TP-SRL", "_nonav": "TP-SRL(NoNav)"}
+METHODS = {"": "TP-SRL", "_nonav": "TP-SRL(NoNav)", "_oracle": "oracle skills"}
 RUN_NAMES = tuple(f"hab/{s}{m}" for s in SCENARIOS for m in METHODS)
 FULL = "full"
 # Success per stage: an interaction number (int) or FULL, the whole task.
@@ -48,6 +49,12 @@ _STAGE = re.compile(r"^pddl_stage_goals\.stage_(\d+)(?:_(5))?_success$")
 def parse_eval_log(path: str) -> Dict[str, float]:
     """The last ``Average episode <key>: <value>`` of every key in a log."""
     metrics: Dict[str, float] = {}
+    if not os.path.isfile(path):
+        raise ValueError(
+            f"no evaluation log at {path!r}; run the evaluation first (python -m "
+            "habitat_baselines.run --config-name=hab/<scenario>), which writes its "
+            "habitat_baselines.log_file there"
+        )
     with open(path) as f:
         for line in f:
             match = _LINE.search(line)
@@ -172,8 +179,10 @@ def _parse_run(text: str) -> Tuple[str, str]:
     return name, path
 
 
-def main(argv: Optional[List[str]] = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m habitat_ver.tools.hab_stage_report", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument(
         "--run",
         action="append",
@@ -183,9 +192,14 @@ def main(argv: Optional[List[str]] = None) -> None:
     )
     parser.add_argument("--out", default="outputs/hab/report", help="output folder")
     args = parser.parse_args(argv)
-    results = write_report(args.run, args.out)
+    try:
+        results = write_report(args.run, args.out)
+    except (ValueError, OSError) as error:
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 2
     print(markdown_table(results), end="")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -44,6 +44,9 @@ DEFAULT_ASSETS = os.path.join("..", "shared", "habitat-data")
 DEFAULT_OUT = "data"
 EPISODES_SUBDIR = os.path.join("datasets", "hab_ver", "v1")
 SPLIT_SEEDS = {"train": 0, "val": 1}
+# Navigable indoor floor (m^2) below which a scene is refused: room for the
+# robot to reach more than one receptacle.
+MIN_FLOOR_AREA = 10.0
 # Calls of habitat-lab's generator per file before giving up on the count.
 GENERATION_ROUNDS = 5
 
@@ -343,27 +346,37 @@ def _generator_class() -> Any:
     return Generator
 
 
-def generate(spec: DatasetSpec, scene_dir: str, split: str, count: int, log: Any = print) -> str:
-    """The JSON text of ``count`` of ``spec``'s episodes for ``split``, from
-    habitat-lab's generator."""
+def generate(
+    spec: DatasetSpec, scene_dir: str, counts: Dict[str, int], log: Any = print
+) -> Dict[str, str]:
+    """The JSON text of ``spec``'s episodes per split (``counts[split]`` each),
+    from one habitat-lab generator (its first scene load, ~15 s here, is the
+    slow part), reseeded per split."""
+    config = generator_config(spec, scene_dir)
+    total = sum(counts.values())
+    with rigid_receptacles_navigable(), _generator_class()(cfg=config, num_episodes=total) as gen:
+        return {
+            split: _split_json(gen, spec.name, split, count, log) for split, count in counts.items()
+        }
+
+
+def _split_json(gen: Any, name: str, split: str, count: int, log: Any) -> str:
     from habitat.datasets.rearrange.rearrange_dataset import RearrangeDatasetV0
 
     _seed(SPLIT_SEEDS[split])
     dataset = RearrangeDatasetV0()
-    config = generator_config(spec, scene_dir)
     dropped = 0
-    with rigid_receptacles_navigable(), _generator_class()(cfg=config, num_episodes=count) as gen:
-        for _ in range(GENERATION_ROUNDS):
-            made = gen.generate_episodes(count - len(dataset.episodes))
-            kept = [episode for episode in made if stale_objects(episode) == []]
-            dropped += len(made) - len(kept)
-            dataset.episodes += kept
-            if len(dataset.episodes) == count:
-                break
-    log(f"{spec.name} {split}: {len(dataset.episodes)} of {count} episodes ({dropped} dropped)")
+    for _ in range(GENERATION_ROUNDS):
+        made = gen.generate_episodes(count - len(dataset.episodes))
+        kept = [episode for episode in made if stale_objects(episode) == []]
+        dropped += len(made) - len(kept)
+        dataset.episodes += kept
+        if len(dataset.episodes) == count:
+            break
+    log(f"{name} {split}: {len(dataset.episodes)} of {count} episodes ({dropped} dropped)")
     if len(dataset.episodes) < count:
         raise RuntimeError(
-            f"habitat-lab's generator made {len(dataset.episodes)} of {count} {spec.name} "
+            f"habitat-lab's generator made {len(dataset.episodes)} of {count} {name} "
             f"episodes for {split} in {GENERATION_ROUNDS} rounds; see its log above"
         )
     return dataset.to_json()
@@ -393,13 +406,22 @@ def _seed(seed: int) -> None:
     np.random.seed(seed)
 
 
-def write_navmesh(scene_dir: str) -> int:
+class NoFloorError(Exception):
+    """The scene has too little navigable indoor floor for the robot."""
+
+
+def write_navmesh(scene_dir: str) -> float:
     """Compute the scene's navmesh with the Fetch's settings and save it.
 
     Returns:
-        The number of navmesh islands (the roof's top is one; habitat-lab keeps
-        the largest *indoor* island).
+        The area (m^2) of the largest indoor island, the floor habitat-lab's
+        tasks spawn the robot on (the roof's top is another island, outdoor).
+
+    Raises:
+        NoFloorError: when that floor is under :data:`MIN_FLOOR_AREA`.
     """
+    from habitat.datasets.rearrange.navmesh_utils import get_largest_island_index
+
     import habitat_sim
 
     from habitat_ver.compat.sim_api import bridge_sim_api
@@ -421,12 +443,20 @@ def write_navmesh(scene_dir: str) -> int:
         settings.include_static_objects = True
         if not sim.recompute_navmesh(sim.pathfinder, settings):
             raise RuntimeError(f"habitat-sim built no navmesh for {scene_dir}")
+        floor = get_largest_island_index(sim.pathfinder, sim, allow_outdoor=False)
+        area = float(sim.pathfinder.island_area(floor)) if floor >= 0 else 0.0
+        if area < MIN_FLOOR_AREA:
+            raise NoFloorError(
+                f"the scene in {scene_dir} has {area:.1f} m^2 of navigable indoor floor "
+                f"(at least {MIN_FLOOR_AREA} needed): its stage has no floor under a "
+                "ceiling the Fetch fits on"
+            )
         path = os.path.join(scene_dir, "navmeshes", f"{hab_scene.SCENE_NAME}.navmesh")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = path + ".tmp"
         sim.pathfinder.save_nav_mesh(tmp)
         os.replace(tmp, path)
-        return int(sim.pathfinder.num_islands)
+        return area
 
 
 @contextlib.contextmanager
@@ -475,14 +505,14 @@ def make(
     articulated = ", ".join(hab_scene.names(furniture["articulated_object_instances"]))
     pieces = len(furniture["object_instances"])
     log(f"scene: {scene_dir}: {articulated}, {pieces} pieces of furniture")
-    log(f"navmesh: {write_navmesh(scene_dir)} islands")
+    log(f"navmesh: {write_navmesh(scene_dir):.1f} m^2 of indoor floor")
     bridge_sim_api()
     specs = [s for s in DATASETS if names is None or s.name in names]
     written = []
     with replacing_folder(episodes_dir(out)) as tmp:
         for spec in specs:
-            for split, count in (counts or spec.episodes).items():
-                packed = gzip.compress(generate(spec, scene_dir, split, count, log).encode())
+            for split, text in generate(spec, scene_dir, counts or spec.episodes, log).items():
+                packed = gzip.compress(text.encode())
                 path = os.path.join(tmp, split, f"{spec.name}.json.gz")
                 write_atomically(path, functools.partial(_write_bytes, data=packed))
                 written.append(os.path.join(episodes_dir(out), split, f"{spec.name}.json.gz"))
@@ -518,7 +548,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.error(f"--episodes {args.episodes[0]} {args.episodes[1]}: each must be >= 1")
     try:
         files = make(args.assets, args.out, args.only, counts)
-    except AssetsMissingError as error:
+    except (AssetsMissingError, NoFloorError) as error:
         print(f"{COMMAND}: error: {error}", file=sys.stderr)
         return 2
     print(f"{len(files)} episode files under {episodes_dir(args.out)}")

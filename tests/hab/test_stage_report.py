@@ -65,3 +65,20 @@ def test_bad_inputs_are_named(tmp_path):
     with pytest.raises(ValueError, match="holds no 'Average episode pddl_success' line"):
         parse_eval_log(str(tmp_path / "empty.log"))
     assert split_run_name("hab/set_table_nonav") == ("set_table", "TP-SRL(NoNav)")
+
+
+def test_a_missing_log_is_one_line_with_exit_2(tmp_path, capsys):
+    missing = tmp_path / "outputs" / "hab" / "tidy_house" / "eval.log"
+    code = main(["--run", f"hab/tidy_house={missing}", "--out", str(tmp_path / "report")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert err[0] == (
+        "python -m habitat_ver.tools.hab_stage_report: error: no evaluation log at "
+        f"'{missing}'; run the evaluation first (python -m habitat_baselines.run "
+        "--config-name=hab/<scenario>), which writes its habitat_baselines.log_file there"
+    )
+    assert not (tmp_path / "report").exists()
+
+
+def test_oracle_runs_are_a_method_of_their_own():
+    assert split_run_name("hab/set_table_oracle") == ("set_table", "oracle skills")
