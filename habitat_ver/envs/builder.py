@@ -73,6 +73,16 @@ def _with_gym_id(config: Any, gym_id: str) -> Any:
     return config
 
 
+def register_our_simulator(config: Any) -> None:
+    """Import our simulator class when the config names it (its import needs
+    the real habitat-sim, so it is not part of ``import habitat_ver``)."""
+    from habitat_ver.sims import SIM_MODULES
+
+    module = SIM_MODULES.get(OmegaConf.select(config, "habitat.simulator.type", default=""))
+    if module is not None:
+        importlib.import_module(module)
+
+
 def build_env(config: Any, env_index: int) -> Any:
     """Build the run's env number ``env_index``; habitat's ``make_env_fn`` contract.
 
@@ -91,6 +101,7 @@ def build_env(config: Any, env_index: int) -> Any:
     """
     if config.habitat.env_task != GYM_ENV_TASK:
         bridge_sim_api()
+        register_our_simulator(config)
         return make_gym_from_config(config)
     embedded = section_or_default(config, "embedded_env", EmbeddedEnvConfig)
     gym_id = scenario_for(config, env_index)

@@ -37,7 +37,7 @@ SOURCE_LAYOUT = "v3_sc0_staging_00"
 
 # Plan (metres, habitat's y-up frame, same x/z as the source layout): a living
 # room and a kitchen opening onto it.  Rectangles as (x_min, z_min, x_max, z_max).
-ROOMS = ((-2.6, -1.2, 4.5, 3.0), (0.15, 3.0, 4.5, 8.3))
+ROOMS = ((-2.6, -1.2, 4.5, 3.0), (0.0, 3.0, 4.5, 8.3))
 # A divider between kitchen and living room, leaving a 2.3 m opening.
 DIVIDERS = ((1.2, 2.95, 2.2, 3.05),)
 FLOOR_Y = 0.0

@@ -76,10 +76,9 @@ SURFACES = (
     "receptacle_aabb_counter_left_kitchen_counter",
 )
 FRIDGE = "receptacle_aabb_middle_topfrl_apartment_refrigerator"
-DRAWERS = (
-    "receptacle_aabb_drawer_left_top_frl_apartment_kitchen_counter",
-    "receptacle_aabb_drawer_right_top_frl_apartment_kitchen_counter",
-)
+# The drawer Set Table's plan opens (cab_push_point_5, as habitat-lab's config).
+DRAWER = "receptacle_aabb_drawer_right_top_frl_apartment_kitchen_counter"
+DRAWERS = ("receptacle_aabb_drawer_left_top_frl_apartment_kitchen_counter", DRAWER)
 
 
 @dataclass(frozen=True)
@@ -138,6 +137,7 @@ _RECEPTACLE_SETS = [
     _receptacles("surfaces", SURFACES),
     _receptacles("fridge", (FRIDGE,)),
     _receptacles("drawers", DRAWERS),
+    _receptacles("drawer", (DRAWER,)),
     _receptacles("counter", SURFACES[2:]),
     _receptacles("table", SURFACES[:1]),
 ]
@@ -182,34 +182,39 @@ DATASETS = (
         },
     ),
     # Prepare Groceries: two objects from the fridge to the counter, one back.
+    # Sampler names are habitat-lab's: its PDDL problem names the targets
+    # (obj0_target|0, ...).
     DatasetSpec(
         "prepare_groceries_10k_1k",
         "hab/prepare_groceries.yaml",
         _SCENARIO,
         {
             "object_samplers": [
-                _objects("in_fridge", "fridge", (2, 2)),
-                _objects("on_counter", "counter", (1, 1)),
+                _objects("obj0", "fridge", (1, 1)),
+                _objects("obj1", "fridge", (1, 1)),
+                _objects("obj2", "counter", (1, 1)),
             ],
             "object_target_samplers": [
-                _targets("fridge_targets", "in_fridge", "counter", (2, 2)),
-                _targets("counter_targets", "on_counter", "fridge", (1, 1)),
+                _targets("obj0_target", "obj0", "counter", (1, 1)),
+                _targets("obj1_target", "obj1", "counter", (1, 1)),
+                _targets("obj2_target", "obj2", "fridge", (1, 1)),
             ],
         },
     ),
-    # Set Table: one object from a drawer, one from the fridge, to the table.
+    # Set Table: a bowl from the drawer the plan opens and a fruit from the
+    # fridge, to the table (habitat-lab's sampler names: bowl_target|0, fruit_target|1).
     DatasetSpec(
         "set_table_10k_1k",
         "hab/set_table.yaml",
         _SCENARIO,
         {
             "object_samplers": [
-                _objects("in_drawer", "drawers", (1, 1)),
-                _objects("in_fridge", "fridge", (1, 1)),
+                _objects("basket", "drawer", (1, 1)),
+                _objects("fruit", "fridge", (1, 1)),
             ],
             "object_target_samplers": [
-                _targets("drawer_targets", "in_drawer", "table", (1, 1)),
-                _targets("fridge_targets", "in_fridge", "table", (1, 1)),
+                _targets("bowl_target", "basket", "table", (1, 1)),
+                _targets("fruit_target", "fruit", "table", (1, 1)),
             ],
         },
     ),

@@ -174,3 +174,63 @@ def test_every_skill_config_trains_two_updates(hab_run_dir):
 
 
 _STAGE = re.compile(r"Average episode pddl_stage_goals\.(stage_\S+)_success: ([0-9.]+)")
+
+
+def test_a_scene_without_floor_room_is_refused_in_one_line(tmp_path):
+    # Two rooms of under 1 m^2: no room for the Fetch (0.3 m radius) to stand.
+    script = (
+        "import sys; from habitat_ver.tools import hab_scene, make_hab_dataset as m; "
+        "hab_scene.ROOMS = ((0, 0, 0.5, 0.5), (0.15, 0.5, 0.5, 1.0)); hab_scene.DIVIDERS = (); "
+        f"sys.exit(m.main(['--assets', {str(ASSETS)!r}, '--out', 'data']))"
+    )
+    if not (ASSETS / "replica_cad").is_dir():
+        pytest.skip(f"no HAB assets at {ASSETS}")
+    run = run_real(["-c", script], cwd=tmp_path)
+    errors = [line for line in run.stderr.splitlines() if "error:" in line]
+    assert run.returncode == 2, run.stderr[-3000:]
+    assert len(errors) == 1, errors
+    assert re.fullmatch(
+        rf"{re.escape(tool.COMMAND)}: error: the scene in data/hab_ver has [0-9.]+ m\^2 of "
+        r"navigable indoor floor \(at least 10.0 needed\): .*",
+        errors[0],
+    ), errors
+    assert not (tmp_path / "data" / tool.EPISODES_SUBDIR).exists()
+
+
+ORACLE_RUNS = ["hab/tidy_house_oracle", "hab/prepare_groceries_oracle", "hab/set_table_oracle"]
+
+
+def test_each_scenario_evaluates_with_oracle_skills_and_reports_its_stages(hab_run_dir):
+    out = hab_run_dir / "outputs" / "oracle"
+    run = run_real(
+        [str(REPO / "tests" / "hab" / "run_hab_configs.py"), str(out), "eval", *ORACLE_RUNS]
+        + [
+            "--",
+            "habitat_baselines.num_environments=1",
+            "habitat_baselines.rl.ppo.num_mini_batch=1",
+            "habitat_baselines.test_episode_count=1",
+        ],
+        cwd=hab_run_dir,
+        timeout=1800,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    logs = {name: out / name.replace("/", "_") / "run.log" for name in ORACLE_RUNS}
+    report = run_real(
+        ["-m", "habitat_ver.tools.hab_stage_report", "--out", str(out / "report")]
+        + [arg for name, log in logs.items() for arg in ("--run", f"{name}={log}")],
+        cwd=hab_run_dir,
+    )
+    assert report.returncode == 0, report.stderr[-3000:]
+    table = (out / "report" / "stage_success.md").read_text()
+    assert (out / "report" / "stage_success.png").stat().st_size > 1000
+    for name, log in logs.items():
+        stages = dict(_STAGE.findall(log.read_text()))
+        success = re.findall(r"Average episode pddl_success: ([0-9.]+)", log.read_text())
+        assert stages and success, name
+        scenario = name[len("hab/") : -len("_oracle")]
+        row = next(line for line in table.splitlines() if line.startswith(f"| {scenario} |"))
+        # The report's full-task column is the log's pddl_success, in percent.
+        assert row.split("|")[-3].strip() == f"{100 * float(success[-1]):.1f}", (row, success)
+    # Oracle navigation and PDDL effects pick the first Tidy House object.
+    tidy = dict(_STAGE.findall(logs["hab/tidy_house_oracle"].read_text()))
+    assert float(tidy["stage_0_5"]) == 1.0, tidy
