@@ -1,0 +1,232 @@
+"""Does ``rearrange/ver_pick`` learn on the real robot?  (not a test)
+
+Issue 27, item 5.  Trains VER (our ``ver`` trainer, ``VERPolicy``) on HAB's
+Pick skill with habitat-sim, the paper's recipe scaled down to a 2-core CPU
+machine (:data:`SCALED`: 2 envs, 64-step rollouts, LSTM 128, head depth 64x64,
+200-step episodes), for a wall-clock budget (``--minutes``; the run is stopped
+there and its last checkpoint kept: checkpoints are written atomically) or a
+step budget (``--steps``).  Then evaluates on the same val episodes
+
+* the untrained policy: the same config, weights freshly initialised
+  (``eval.should_load_ckpt=False``), and
+* the last checkpoint,
+
+and writes JSON and a markdown table (metric, untrained, trained) to
+``benchmarks/results/`` with the git SHA, device, config and machine load.
+Needs the generated HAB data (``python -m habitat_ver.tools.make_hab_dataset``).
+
+    .venv/bin/python benchmarks/hab_pick_learning.py --minutes 22 --episodes 20
+    # evaluate a run stopped by hand (its last checkpoint in WORK/ckpt)
+    .venv/bin/python benchmarks/hab_pick_learning.py --evaluate-only --work WORK
+
+Only checkpoints count: a run stopped at its budget keeps the weights of its
+last checkpoint (every ``--checkpoint-interval`` updates), not of its last update.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import sps_report
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = "rearrange/ver_pick"
+SENSOR = "habitat.simulator.agents.main_agent.sim_sensors.head_depth_sensor"
+# The paper's settings (configs/.../rearrange/ver_pick.yaml) scaled to 2 cores.
+SCALED = [
+    "hab_data=generated",
+    "habitat_baselines.num_environments=2",  # paper: 16
+    "habitat_baselines.rl.ppo.num_steps=64",  # paper: 128
+    "habitat_baselines.rl.ppo.hidden_size=128",  # paper: 512
+    f"{SENSOR}.width=64",  # paper: 128
+    f"{SENSOR}.height=64",
+    "habitat.environment.max_episode_steps=200",  # upstream pick: 300
+    "habitat_baselines.learner.num_threads=1",
+    "habitat_baselines.rl.ppo.use_linear_lr_decay=False",  # a time budget has no end step
+]
+AVERAGE = re.compile(r"Average episode ([\w./-]+): (-?[0-9.eE+-]+|nan|inf)")
+
+
+def run(overrides: List[str], log: Path, deadline_s: Optional[float] = None) -> Dict:
+    """``habitat_baselines.run`` with ``overrides``; stopped after ``deadline_s``."""
+    cmd = [sys.executable, "-m", "habitat_baselines.run", f"--config-name={CONFIG}", *overrides]
+    start = time.time()
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            rc = proc.wait(timeout=deadline_s)
+            stopped = False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGINT)
+            try:
+                rc = proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                rc = proc.wait()
+            stopped = True
+    return {"cmd": cmd, "rc": rc, "stopped_at_budget": stopped, "wall_s": time.time() - start}
+
+
+def averages(text: str) -> Dict[str, float]:
+    """The ``Average episode <metric>: <value>`` lines of an evaluation log."""
+    return {name: float(value) for name, value in AVERAGE.findall(text)}
+
+
+def last_checkpoint(folder: Path) -> Optional[Path]:
+    ckpts = sorted(folder.glob("ckpt.*.pth"), key=lambda p: int(p.name.split(".")[1]))
+    return ckpts[-1] if ckpts else None
+
+
+def evaluate(work: Path, name: str, ckpt: Path, load: bool, args: argparse.Namespace) -> Dict:
+    log = work / f"eval_{name}.log"
+    overrides = [
+        *SCALED,
+        *args.override,
+        f"habitat.seed={args.seed}",
+        "habitat_baselines.evaluate=True",
+        f"habitat_baselines.eval_ckpt_path_dir={ckpt}",
+        f"habitat_baselines.eval.should_load_ckpt={load}",
+        # Both evaluations run this config (the same episodes, one env), not the
+        # checkpoint's; upstream also returns no config at all for
+        # should_load_ckpt=False unless this is False (read_write(None) fails).
+        "habitat_baselines.load_resume_state_config=False",
+        "habitat_baselines.eval.split=val",
+        f"habitat_baselines.test_episode_count={args.episodes}",
+        "habitat_baselines.num_environments=1",
+        f"habitat_baselines.checkpoint_folder={work / ('eval_ckpt_' + name)}",
+        f"habitat_baselines.tensorboard_dir={work / ('tb_eval_' + name)}",
+        f"habitat_baselines.log_file={work / ('eval_' + name + '_log.txt')}",
+    ]
+    if args.evaluate_only and log.exists() and averages(log.read_text()):
+        # --evaluate-only reads an evaluation already in --work (the untrained
+        # one can run beside the training, as it needs no trained weights)
+        result = {"cmd": None, "rc": 0, "reused_log": str(log)}
+    else:
+        result = run(overrides, log)
+    result["metrics"] = averages(log.read_text())
+    result["checkpoint"] = str(ckpt) if load else None
+    return result
+
+
+def checkpoint_step(ckpt: Path) -> Dict:
+    import torch
+
+    extra = torch.load(ckpt, map_location="cpu", weights_only=False).get("extra_state", {})
+    return {k: extra.get(k) for k in ("step", "wall_time")}
+
+
+def table(report: Dict) -> str:
+    untrained = report["untrained"]["metrics"]
+    trained = report["trained"]["metrics"]
+    rows = ["| metric | untrained | trained |", "|---|---|---|"]
+    for name in sorted(set(untrained) | set(trained)):
+        u, t = untrained.get(name), trained.get(name)
+        rows.append(
+            f"| {name} | {'' if u is None else f'{u:.4f}'} | {'' if t is None else f'{t:.4f}'} |"
+        )
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    budget = parser.add_mutually_exclusive_group(required=True)
+    budget.add_argument("--minutes", type=float, help="training wall-clock budget")
+    budget.add_argument("--steps", type=int, help="training env-step budget")
+    budget.add_argument(
+        "--evaluate-only", action="store_true", help="evaluate the run already in --work"
+    )
+    parser.add_argument("--episodes", type=int, default=20, help="val episodes per evaluation")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--override", action="append", default=[], help="extra Hydra override (repeatable)"
+    )
+    parser.add_argument("--checkpoint-interval", type=int, default=10, help="in updates")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/hab_pick_learning"))
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results")
+    args = parser.parse_args()
+
+    args.work.mkdir(parents=True, exist_ok=True)
+    ckpt_dir = args.work / "ckpt"
+    if not args.evaluate_only and ckpt_dir.exists() and any(ckpt_dir.iterdir()):
+        sys.exit(f"{ckpt_dir} is not empty: pass another --work")
+    total = args.steps if args.steps is not None else 10**9
+    train_overrides = [
+        *SCALED,
+        *args.override,
+        f"habitat.seed={args.seed}",
+        f"habitat_baselines.total_num_steps={total}",
+        "habitat_baselines.num_checkpoints=-1",
+        f"habitat_baselines.checkpoint_interval={args.checkpoint_interval}",
+        "habitat_baselines.log_interval=5",
+        f"habitat_baselines.checkpoint_folder={ckpt_dir}",
+        f"habitat_baselines.tensorboard_dir={args.work / 'tb'}",
+        f"habitat_baselines.log_file={args.work / 'train_log.txt'}",
+    ]
+    load_before = os.getloadavg()
+    deadline = args.minutes * 60 if args.minutes is not None else None
+    if args.evaluate_only:
+        train = {"cmd": None, "rc": None, "stopped_at_budget": None, "wall_s": None}
+    else:
+        print(f"training {CONFIG} ({f'{args.minutes:.1f} min' if deadline else f'{total} steps'})")
+        train = run(train_overrides, args.work / "train.log", deadline)
+    load_after_train = os.getloadavg()
+    last = last_checkpoint(ckpt_dir)
+    if last is None:
+        sys.exit(f"training wrote no checkpoint; see {args.work / 'train.log'}")
+    train.update(checkpoint=str(last), **checkpoint_step(last))
+    if train["wall_s"] is None:  # --evaluate-only: the checkpoint's own training time
+        train["wall_s"] = train["wall_time"]
+    print(f"trained {train['step']} steps in {train['wall_s']:.0f} s; evaluating {last.name}")
+
+    report = {
+        "benchmark": "hab_pick_learning",
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "git_sha": sps_report.git_sha(),
+        "device": "cpu (habitat-sim CPU rendering, torch CPU)",
+        "cpus": os.cpu_count(),
+        "config": CONFIG,
+        "overrides": train_overrides,
+        "budget": {
+            "minutes": args.minutes,
+            "steps": args.steps,
+            "evaluate_only": args.evaluate_only,
+        },
+        "episodes": args.episodes,
+        "load_before": load_before,
+        "load_after_train": load_after_train,
+        "train": train,
+        "untrained": evaluate(args.work, "untrained", last, False, args),
+        "trained": evaluate(args.work, "trained", last, True, args),
+    }
+    report["load_after"] = os.getloadavg()
+    args.out.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = args.out / f"hab_pick_learning_{stamp}"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(sps_report.to_json(report))
+    tmp.replace(path.with_suffix(".json"))
+    md = (
+        f"{CONFIG}, {train['step']} steps in {train['wall_s']:.0f} s, "
+        f"{args.episodes} val episodes, git {report['git_sha'][:8]}, "
+        f"load {load_before[0]:.1f} -> {report['load_after'][0]:.1f}\n\n{table(report)}\n"
+    )
+    path.with_suffix(".md").write_text(md)
+    print(md)
+    print(f"wrote {path}.json and .md")
+    print(json.dumps({k: report[k]["rc"] for k in ("untrained", "trained")}))
+
+
+if __name__ == "__main__":
+    main()
