@@ -7,8 +7,9 @@ but DYNAMIC motion (their doors and drawers move), so the navmesh runs through
 them: on our generated apartment half the fridge's and two thirds of the
 counter's footprint were navigable, and habitat-lab's oracle navigation drove
 the robot into them.  :class:`FurnitureNavmeshRearrangeSim` makes the scene's
-fixed-base articulated objects (not the robots) STATIC for the recomputation
-only, then gives them back their motion type.
+articulated objects (not the robots) STATIC for the recomputation
+only, then gives them back their motion type.  (Articulated objects a task
+adds later, after the navmesh is built, are not affected.)
 
 Registered as ``HabVerRearrangeSim-v0``; ``hab_data=generated`` selects it.
 """
@@ -39,7 +40,9 @@ class FurnitureNavmeshRearrangeSim(RearrangeSim):
                 ao.motion_type = before[ao.object_id]
 
     def fixed_furniture(self) -> List[habitat_sim.physics.ManagedArticulatedObject]:
-        """The scene's articulated objects with a fixed base, robots excluded."""
+        """The scene's articulated objects, robots excluded: the furniture a
+        scene instance places (with ``fixed_base``, which habitat-sim 0.3.3
+        does not expose on the object)."""
         robots: Set[int] = {
             agent.sim_obj.object_id for agent in self.agents_mgr.articulated_agents_iter
         }
@@ -47,5 +50,5 @@ class FurnitureNavmeshRearrangeSim(RearrangeSim):
         return [
             ao
             for ao in manager.get_objects_by_handle_substring().values()
-            if ao.fixed_base and ao.object_id not in robots
+            if ao.object_id not in robots
         ]
