@@ -13,6 +13,8 @@ uid, relative to its ``--data-path``); a test compares it with the installed
 module where habitat-sim is present.
 """
 
+import glob
+import json
 import os
 from xml.etree import ElementTree
 from typing import Any, Iterator, List, NamedTuple, Optional, Tuple
@@ -203,22 +205,54 @@ def check_hab_files(config: Any) -> None:
     Raises:
         ConfigError: one line naming the file: an episode file that is not
             gzipped JSON with episodes, a scene dataset config an episode
-            names that does not exist, a robot URDF that is not XML or names
-            mesh files that do not exist.
+            names that does not exist, an object an episode adds whose config
+            is in none of the folders it is looked up in, a robot URDF that is
+            not XML or names mesh files that do not exist.
     """
     key, path = next(needed_paths(config))  # habitat.dataset.data_path
     remedy = _remedy(path)
     episodes = read_episode_file(path, key, remedy)["episodes"]
+    extra = list(config.habitat.simulator.get("additional_object_paths") or [])
     for scene_dataset in sorted({e.get("scene_dataset_config", "") for e in episodes} - {""}):
         if not os.path.exists(scene_dataset):
             raise ConfigError(
                 f"{key}: the episode file {path!r} names the scene dataset config "
                 f"{scene_dataset!r}, which does not exist (relative to {os.getcwd()}); {remedy}"
             )
+        folders = extra + object_config_folders(scene_dataset)
+        added = (
+            o[0]
+            for e in episodes
+            if e.get("scene_dataset_config") == scene_dataset
+            for o in e.get("rigid_objs", [])
+        )
+        for handle in sorted(set(added)):
+            name = os.path.basename(handle)
+            if not any(os.path.exists(os.path.join(folder, name)) for folder in folders):
+                raise ConfigError(
+                    f"{key}: the episode file {path!r} adds the object {handle!r}, whose "
+                    f"config is in none of {folders} (the scene dataset's object paths and "
+                    f"habitat.simulator.additional_object_paths); {remedy}"
+                )
     for name, agent in config.habitat.simulator.agents.items():
         urdf = agent.get("articulated_agent_urdf")
         if urdf:
             check_urdf(urdf, f"habitat.simulator.agents.{name}.articulated_agent_urdf")
+
+
+def object_config_folders(scene_dataset: str) -> List[str]:
+    """The folders a scene dataset config reads object configs from (its
+    ``objects.paths[".json"]``, relative to its own folder, globs expanded)."""
+    try:
+        with open(scene_dataset) as f:
+            attributes = json.load(f)
+    except (OSError, ValueError) as error:
+        raise ConfigError(
+            f"the scene dataset config {scene_dataset!r} cannot be read: {error}"
+        ) from None
+    base = os.path.dirname(scene_dataset)
+    patterns = attributes.get("objects", {}).get("paths", {}).get(".json", [])
+    return [folder for p in patterns for folder in sorted(glob.glob(os.path.join(base, p)))]
 
 
 def _remedy(path: str) -> str:

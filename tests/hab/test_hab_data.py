@@ -279,3 +279,32 @@ def test_a_robot_urdf_that_would_not_load_is_named(tmp_path, monkeypatch, urdf, 
         ConfigError, match="habitat.simulator.agents.main_agent.articulated_agent_urdf: " + expected
     ):
         check_hab_data(config)
+
+
+def test_an_object_whose_config_is_nowhere_is_named(tmp_path, monkeypatch):
+    import gzip
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    scene = "data/hab_ver/hab_ver.scene_dataset_config.json"
+    episode = {
+        "scene_dataset_config": scene,
+        "rigid_objs": [["cup.object_config.json", []], ["plate.object_config.json", []]],
+    }
+    _generated_tree(tmp_path, episodes=gzip.compress(json.dumps({"episodes": [episode]}).encode()))
+    objects = tmp_path / "data" / "replica_cad" / "configs" / "objects"
+    objects.mkdir(parents=True)
+    (objects / "cup.object_config.json").write_text("{}")
+    # Paths relative to the scene dataset config's folder, as habitat-sim reads them.
+    (tmp_path / scene).write_text(
+        json.dumps({"objects": {"paths": {".json": ["../replica_cad/configs/objects"]}}})
+    )
+    config = get_config("rearrange/ver_pick", ["hab_data=generated"])
+    with pytest.raises(ConfigError) as raised:
+        check_hab_data(config)
+    assert "adds the object 'plate.object_config.json', whose config is in none of " in str(
+        raised.value
+    )
+    assert "replica_cad/configs/objects" in str(raised.value)
+    (objects / "plate.object_config.json").write_text("{}")
+    check_hab_data(config)  # every object found
