@@ -276,11 +276,11 @@ def write_navmesh(scene_dir: str) -> float:
         settings.agent_radius, settings.agent_height = 0.3, 1.5
         settings.agent_max_climb, settings.agent_max_slope = 0.2, 45.0
         settings.include_static_objects = True
-        if not sim.recompute_navmesh(sim.pathfinder, settings):
-            raise RuntimeError(f"habitat-sim built no navmesh for {scene_dir}")
-        floor = get_largest_island_index(sim.pathfinder, sim, allow_outdoor=False)
+        built = sim.recompute_navmesh(sim.pathfinder, settings)
+        floor = get_largest_island_index(sim.pathfinder, sim, allow_outdoor=False) if built else -1
         area = float(sim.pathfinder.island_area(floor)) if floor >= 0 else 0.0
         if area < MIN_FLOOR_AREA:
+            # No navmesh at all (nothing the Fetch fits on) is the same fault.
             raise NoFloorError(
                 f"the scene in {scene_dir} has {area:.1f} m^2 of navigable indoor floor "
                 f"(at least {MIN_FLOOR_AREA} needed): its stage has no floor under a "
