@@ -16,8 +16,10 @@ read-only folder) is one :class:`FileWriteError` naming the file.
 import contextlib
 import glob
 import os
+import shutil
+import socket
 import tempfile
-from typing import BinaryIO, Callable
+from typing import BinaryIO, Callable, Iterator
 
 
 def _umask() -> int:
@@ -82,3 +84,74 @@ def _write_atomically(path: str, write: Callable[[BinaryIO], object]) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+@contextlib.contextmanager
+def folder_written_whole(root: str) -> Iterator[str]:
+    """A hidden folder beside ``root`` to write into; when the block ends
+    without error it replaces ``root`` whole (a dataset of several files).
+
+    A reader sees the old folder, or none for the instant between two renames,
+    never a mix.  On an error, or a kill, ``root`` is unchanged; the hidden
+    folders of killed writers on this host are removed by the next call.
+
+    Raises:
+        OSError: the folder could not be renamed into place; ``root`` is the
+            old folder, or absent.
+    """
+    parent = os.path.dirname(os.path.abspath(root))
+    os.makedirs(parent, exist_ok=True)
+    _remove_dead_writers_folders(root)
+    partial = _hidden(root, "partial", socket.gethostname(), os.getpid())
+    os.makedirs(partial, exist_ok=True)
+    try:
+        yield partial
+        _replace_folder(partial, root)
+        dir_fd = os.open(parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)  # the rename survives a crash right after it
+        finally:
+            os.close(dir_fd)
+    finally:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(partial)
+
+
+def _hidden(root: str, kind: str, host: str, pid: int) -> str:
+    parent, name = os.path.split(os.path.abspath(root))
+    return os.path.join(parent, f".{name}.{kind}-{host}-{pid}")
+
+
+def _remove_dead_writers_folders(root: str) -> None:
+    """The hidden folders of killed runs of this host (a live run's stay)."""
+    parent, name = os.path.split(os.path.abspath(root))
+    host = socket.gethostname()
+    for entry in os.listdir(parent):
+        for kind in ("partial", "old"):
+            prefix = f".{name}.{kind}-{host}-"
+            pid = entry[len(prefix) :]
+            if not (entry.startswith(prefix) and pid.isdigit()):
+                continue
+            try:
+                os.kill(int(pid), 0)
+                continue  # alive (or another account's)
+            except ProcessLookupError:
+                shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
+            except PermissionError:
+                continue
+
+
+def _replace_folder(new: str, root: str) -> None:
+    """Rename ``new`` to ``root``; an old ``root`` is moved aside first and
+    deleted after (between the two renames there is no dataset, never a mixed one)."""
+    if not os.path.lexists(root):
+        os.rename(new, root)
+        return
+    old = _hidden(root, "old", socket.gethostname(), os.getpid())
+    os.rename(root, old)
+    try:
+        os.rename(new, root)
+    except OSError:
+        os.rename(old, root)
+        raise
+    shutil.rmtree(old, ignore_errors=True)  # a leftover is removed by the next run

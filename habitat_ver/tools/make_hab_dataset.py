@@ -29,13 +29,12 @@ import functools
 import gzip
 import os
 import random
-import shutil
 import sys
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 import numpy as np
 
-from habitat_ver.common.atomic import write_atomically
+from habitat_ver.common.atomic import folder_written_whole, write_atomically
 from habitat_ver.tools import hab_scene
 from habitat_ver.tools.hab_episode_specs import DATASETS, OBJECTS, RECEPTACLE_SETS, DatasetSpec
 
@@ -294,27 +293,6 @@ def write_navmesh(scene_dir: str) -> float:
         return area
 
 
-@contextlib.contextmanager
-def replacing_folder(final: str) -> Iterator[str]:
-    """A temporary folder beside ``final`` that becomes ``final`` when the block ends
-    without error (the previous ``final`` is removed only after that)."""
-    parent = os.path.dirname(os.path.abspath(final))
-    os.makedirs(parent, exist_ok=True)
-    tmp = os.path.join(parent, f".{os.path.basename(final)}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = os.path.join(parent, f".{os.path.basename(final)}.old-{os.getpid()}")
-    if os.path.exists(final):
-        os.replace(final, old)
-    os.replace(tmp, final)
-    shutil.rmtree(old, ignore_errors=True)
-
-
 def make(
     assets: str,
     out: str,
@@ -344,7 +322,7 @@ def make(
     bridge_sim_api()
     specs = [s for s in DATASETS if names is None or s.name in names]
     written = []
-    with replacing_folder(episodes_dir(out)) as tmp:
+    with folder_written_whole(episodes_dir(out)) as tmp:
         for spec in specs:
             for split, text in generate(spec, scene_dir, counts or spec.episodes, log).items():
                 packed = gzip.compress(text.encode())

@@ -25,18 +25,16 @@ at a time.
 """
 
 import argparse
-import contextlib
 import gzip
 import json
 import os
 import shutil
-import socket
 import sys
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from habitat_ver.common.atomic import write_atomically
+from habitat_ver.common.atomic import folder_written_whole, write_atomically
 
 # Where the habitat-ver checkout keeps habitat-sim's test assets (see README).
 DEFAULT_STAGES_DIR = os.path.join("..", "shared", "habitat-sim", "data", "test_assets", "scenes")
@@ -218,46 +216,6 @@ def make_dataset(
     return paths
 
 
-def _hidden(root: str, kind: str, host: str, pid: int) -> str:
-    parent, name = os.path.split(os.path.abspath(root))
-    return os.path.join(parent, f".{name}.{kind}-{host}-{pid}")
-
-
-def _remove_dead_writers_folders(root: str) -> None:
-    """The hidden folders of killed runs of this host (a live run's stay)."""
-    parent, name = os.path.split(os.path.abspath(root))
-    host = socket.gethostname()
-    for entry in os.listdir(parent):
-        for kind in ("partial", "old"):
-            prefix = f".{name}.{kind}-{host}-"
-            pid = entry[len(prefix) :]
-            if not (entry.startswith(prefix) and pid.isdigit()):
-                continue
-            try:
-                os.kill(int(pid), 0)
-                continue  # alive (or another account's)
-            except ProcessLookupError:
-                shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
-            except PermissionError:
-                continue
-
-
-def _replace_folder(new: str, root: str) -> None:
-    """Rename ``new`` to ``root``; an old ``root`` is moved aside first and
-    deleted after (between the two renames there is no dataset, never a mixed one)."""
-    if not os.path.lexists(root):
-        os.rename(new, root)
-        return
-    old = _hidden(root, "old", socket.gethostname(), os.getpid())
-    os.rename(root, old)
-    try:
-        os.rename(new, root)
-    except OSError:
-        os.rename(old, root)
-        raise
-    shutil.rmtree(old, ignore_errors=True)  # a leftover is removed by the next run
-
-
 def write_splits(root: str, per_split: Dict[str, List[Dict[str, Any]]]) -> None:
     """Write every split under ``root`` (:data:`SPLIT_FILE`) so that they
     appear together, replacing the folder's old content whole.
@@ -267,22 +225,9 @@ def write_splits(root: str, per_split: Dict[str, List[Dict[str, Any]]]) -> None:
         OSError: the folder could not be renamed into place; ``root`` is the
             old dataset, or absent.
     """
-    parent = os.path.dirname(os.path.abspath(root))
-    os.makedirs(parent, exist_ok=True)
-    _remove_dead_writers_folders(root)
-    partial = _hidden(root, "partial", socket.gethostname(), os.getpid())
-    try:
+    with folder_written_whole(root) as partial:
         for split, episodes in per_split.items():
             write_split(os.path.join(partial, SPLIT_FILE.format(split=split)), episodes)
-        _replace_folder(partial, root)
-        dir_fd = os.open(parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)  # the rename survives a crash right after it
-        finally:
-            os.close(dir_fd)
-    finally:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(partial)
 
 
 def _parser() -> argparse.ArgumentParser:

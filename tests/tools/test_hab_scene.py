@@ -9,6 +9,7 @@ import types
 import numpy as np
 import pytest
 
+from habitat_ver.common.atomic import folder_written_whole
 from habitat_ver.tools import glb, hab_scene
 from habitat_ver.tools import make_hab_dataset as tool
 
@@ -147,12 +148,12 @@ def test_the_episode_folder_is_replaced_whole_or_not_at_all(tmp_path):
     final.mkdir()
     (final / "old.json.gz").write_text("old")
     with pytest.raises(RuntimeError):
-        with tool.replacing_folder(str(final)) as tmp:
+        with folder_written_whole(str(final)) as tmp:
             (tmp_path / "unused").mkdir()
             open(f"{tmp}/new.json.gz", "w").write("new")
             raise RuntimeError("killed midway")
     assert sorted(p.name for p in final.iterdir()) == ["old.json.gz"]
-    with tool.replacing_folder(str(final)) as tmp:
+    with folder_written_whole(str(final)) as tmp:
         open(f"{tmp}/new.json.gz", "w").write("new")
     assert sorted(p.name for p in final.iterdir()) == ["new.json.gz"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["unused", "v1"]
