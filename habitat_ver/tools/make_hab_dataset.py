@@ -258,9 +258,6 @@ def write_navmesh(scene_dir: str) -> float:
 
     import habitat_sim
 
-    from habitat_ver.compat.sim_api import bridge_sim_api
-
-    bridge_sim_api()
     backend = habitat_sim.SimulatorConfiguration()
     backend.scene_dataset_config_file = os.path.join(scene_dir, hab_scene.DATASET_CONFIG)
     backend.scene_id = hab_scene.SCENE_NAME
