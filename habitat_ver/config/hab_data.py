@@ -86,15 +86,21 @@ def source_of(path: str) -> Tuple[Optional[str], str, Optional[str]]:
     best: Tuple[Optional[str], str, Optional[str]] = (None, path, None)
     best_len = 0
     for uid, (link, _) in DATA_SOURCES.items():
-        link_parts = link.split("/")
-        n = len(link_parts)
-        for start in range(len(parts) - n + 1):
-            if parts[start : start + n] == link_parts and n > best_len:
-                root = os.sep.join(parts[:start])
-                folder = os.path.join(root, link) if root else link
-                best = (uid, folder, (root or ".") + os.sep)
-                best_len = n
+        start = _first_match(parts, link)
+        if start is not None and len(link.split("/")) > best_len:
+            root = os.sep.join(parts[:start])
+            folder = os.path.join(root, link) if root else link
+            best = (uid, folder, (root or ".") + os.sep)
+            best_len = len(link.split("/"))
     return best
+
+
+def _first_match(parts: List[str], link: str) -> Optional[int]:
+    """Where the folder ``link`` (``a/b``) first appears in ``parts`` as whole
+    path components, or None."""
+    link_parts = link.split("/")
+    n = len(link_parts)
+    return next((i for i in range(len(parts) - n + 1) if parts[i : i + n] == link_parts), None)
 
 
 def needed_paths(config: Any) -> Iterator[Tuple[str, str]]:
@@ -175,10 +181,9 @@ def _generated_folder(path: str) -> Optional[Tuple[str, str]]:
     """``(folder, what)`` when ``path`` lies in make_hab_dataset's output."""
     parts = os.path.normpath(path).split(os.sep)
     for link, what in GENERATED.items():
-        n = len(link.split("/"))
-        for start in range(len(parts) - n + 1):
-            if parts[start : start + n] == link.split("/"):
-                return os.sep.join(parts[: start + n]), what
+        start = _first_match(parts, link)
+        if start is not None:
+            return os.sep.join(parts[: start + len(link.split("/"))]), what
     return None
 
 
