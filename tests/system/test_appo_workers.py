@@ -165,7 +165,10 @@ def test_policy_worker_acts_with_the_latest_published_version():
             for _ in range(4):
                 worker.slots.give_back([worker.take_full()])
             worker.publish(worker.policy.state_dict(), version)
-        time.sleep(0.05)
+        deadline = time.monotonic() + 60
+        while not (worker.served and worker.served[-1][1] == 5):
+            assert time.monotonic() < deadline, "version 5 never acted"
+            time.sleep(0.005)
     finally:
         pool.close()
     published = list(worker.published)

@@ -98,6 +98,19 @@ def _trainer(out_dir, extra):
     return trainer
 
 
+def _wait_for_result(envs, env, timeout_s=60.0):
+    """Blocks until ``env``'s result has arrived; the pool's ready queue is
+    left as it was (what arrived stays queued, in order)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no result from env {env} in {timeout_s} s"
+        ready = envs.wait_ready(envs.num_envs, envs.num_envs, max_wait_s=0.05, timeout=left)
+        envs.push_back(ready)
+        if env in ready:
+            return
+
+
 @pytest.mark.multiproc
 def test_slow_envs_step_lands_once_in_the_next_rollout(out_dir):
     # Env 0 takes 1.5 s per step; env 1 is free. Rollout 1 fills its T*N
@@ -112,7 +125,7 @@ def test_slow_envs_step_lands_once_in_the_next_rollout(out_dir):
         # Env 0's in-flight step was carried to the front of the new rollout,
         # stamped with the policy version that chose its action.
         assert int(rollouts.buffers["policy_version"][0]) == 1
-        time.sleep(1.6)  # env 0's result has arrived by now
+        _wait_for_result(trainer.envs, 0)
         assert trainer._collect_rollout() == T * N
         env0 = trainer.env_steps_per_rollout[1][0]
         assert env0 == 1  # its one step, counted once, in the second rollout
