@@ -77,6 +77,7 @@ def register_all() -> None:
     for kind, name, cls in _registrations():
         _register(mapping[kind], kind, name, cls)
     _register_habitat_classes()
+    _register_preemption_rules()
     register_configs()
     _DONE = True
 
@@ -91,6 +92,17 @@ def _register_habitat_classes() -> None:
     _register(registry.mapping["dataset"], "dataset", DATASET_NAME, NoEpisodesDataset)
     for sensor in (TargetStartGeodesicSensor, TargetGoalGeodesicSensor):
         _register(registry.mapping["sensor"], "sensor", sensor.__name__, sensor)
+
+
+def _register_preemption_rules() -> None:
+    """``habitat_baselines.distrib_preemption.policy`` names (our own registry)."""
+    from habitat_ver.distributed.preemption import RolloutTracker
+    from habitat_ver.distributed.preemption_rule import NoPreemption, register_preemption_rule
+    from habitat_ver.distributed.ver_tracker import VERPreemptionTracker
+
+    register_preemption_rule("none", NoPreemption.from_setup)
+    register_preemption_rule("ddppo", RolloutTracker.from_setup, trainers=("ddppo", "ver"))
+    register_preemption_rule("ver", VERPreemptionTracker.from_setup, trainers=("ver",))
 
 
 def _registrations():

@@ -72,7 +72,8 @@ class DistribPreemptionConfig:
     """How a multi-rank run cuts the rollouts of slow ranks short."""
 
     # "auto" (ddppo: DD-PPO's sync_frac rule; ver: VER's estimated optimum),
-    # "none" (every rank collects its whole rollout), "ddppo" or "ver".
+    # "none" (every rank collects its whole rollout), "ddppo", "ver", or any
+    # rule registered in habitat_ver.distributed.preemption_rule.
     policy: str = "auto"
 
 

@@ -27,6 +27,7 @@ from habitat_ver.config.validate_envs import (
 )
 from habitat_ver.config.ver_overlap import AUTO, AUTO_LEARN_SHARE
 from habitat_ver.config.ver_overlap import KEY as OVERLAP_KEY
+from habitat_ver.distributed.preemption_rule import preemption_rule_names
 
 
 def _is_number(value: Any) -> bool:
@@ -90,7 +91,7 @@ def validate_training(config: Any) -> None:
     )
     preemption = baselines.get("distrib_preemption")
     if preemption is not None:
-        policies = ("auto", "none", "ddppo", "ver")
+        policies = ("auto",) + preemption_rule_names()
         check(
             preemption.policy in policies,
             "habitat_baselines.distrib_preemption.policy",

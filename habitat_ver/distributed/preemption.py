@@ -13,9 +13,17 @@ fast rank that already started (or finished) its next rollout.
 """
 
 import math
-from typing import Optional
+from typing import Dict, Optional
 
 import torch.distributed as dist
+
+from habitat_ver.distributed.preemption_rule import (
+    NoPreemption,
+    PreemptionRule,
+    PreemptionSetup,
+    RolloutEnd,
+    RolloutProgress,
+)
 
 SHORT_ROLLOUT_FRACTION = 0.25
 
@@ -48,8 +56,16 @@ def dd_ppo_should_preempt(
     return num_done >= sync_frac * world_size
 
 
-class RolloutTracker:
-    """Counts, per update, how many ranks finished collecting."""
+class RolloutTracker(PreemptionRule):
+    """The ``ddppo`` rule: counts, per update, how many ranks finished collecting.
+
+    Args:
+        store: the process group's key-value store.
+        world_size: number of ranks.
+        sync_frac: fraction of ranks done that preempts the rest.
+        min_fraction: never preempt before this fraction of the rollout.
+        rank: this rank (rank 0 drops old counters).
+    """
 
     def __init__(
         self,
@@ -57,11 +73,26 @@ class RolloutTracker:
         world_size: int,
         sync_frac: float,
         min_fraction: float = SHORT_ROLLOUT_FRACTION,
+        rank: int = 0,
     ):
         self._store = dist.PrefixStore("habitat_ver_rollouts", store)
         self._world_size = world_size
         self._sync_frac = sync_frac
         self._min_fraction = min_fraction
+        self._rank = rank
+
+    @classmethod
+    def from_setup(cls, setup: PreemptionSetup) -> PreemptionRule:
+        """The tracker of a multi-rank run; a single rank is never preempted."""
+        if setup.store is None:
+            return NoPreemption()
+        return cls(
+            setup.store,
+            setup.world_size,
+            setup.sync_frac,
+            setup.short_rollout_fraction,
+            rank=setup.rank,
+        )
 
     @staticmethod
     def _key(update_index: int) -> str:
@@ -90,3 +121,16 @@ class RolloutTracker:
     def forget(self, update_index: int) -> Optional[bool]:
         """Drop an old update's counter (called by rank 0 once all ranks passed it)."""
         return self._store.delete_key(self._key(update_index))
+
+    # ------------------------------------------------------ PreemptionRule
+    def should_stop(self, update: int, progress: RolloutProgress) -> bool:
+        return self.should_preempt(update, progress.collected, progress.capacity)
+
+    def end_rollout(self, update: int, rollout: RolloutEnd) -> None:
+        self.mark_done(update)
+
+    def end_update(self, update: int) -> Dict[str, float]:
+        if self._rank == 0 and update >= 2:
+            # Every rank passed update u-1's all-reduce before rank 0 got here.
+            self.forget(update - 2)
+        return {}

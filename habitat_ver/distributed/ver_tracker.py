@@ -19,15 +19,25 @@ and the reads of step 2 find keys already written.
 """
 
 import math
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 import torch.distributed as dist
 
+from habitat_ver.distributed.preemption_rule import (
+    NoPreemption,
+    PreemptionRule,
+    PreemptionSetup,
+    RolloutEnd,
+    RolloutProgress,
+)
 from habitat_ver.distributed.ver_preemption import optimal_preemption_steps
 
+# Logged after each update: S planned for the next rollout (common/log_keys.py).
+PLANNED_STEPS_KEY = "system/ver_preemption_steps"
 
-class VERPreemptionTracker:
-    """One rank's view of VER's preemption decisions.
+
+class VERPreemptionTracker(PreemptionRule):
+    """The ``ver`` rule: one rank's view of VER's preemption decisions.
 
     Args:
         store: the process group's key-value store.
@@ -44,6 +54,13 @@ class VERPreemptionTracker:
         self._envs, self._num_steps = envs_per_rank, num_steps
         # S for the rollout being collected; None: collect every step.
         self.target: Optional[int] = None
+
+    @classmethod
+    def from_setup(cls, setup: PreemptionSetup) -> PreemptionRule:
+        """The tracker of a multi-rank run; a single rank is never preempted."""
+        if setup.store is None:
+            return NoPreemption()
+        return cls(setup.store, setup.rank, setup.world_size, setup.envs_per_rank, setup.num_steps)
 
     def publish(self, update: int, step_time: float, learn_time: float) -> None:
         """This rank's statistics of rollout ``update``.
@@ -89,3 +106,25 @@ class VERPreemptionTracker:
         self._store.delete_key(f"steps/{update}")
         for r in range(self._world_size):
             self._store.delete_key(f"stats/{update}/{r}")
+
+    # ------------------------------------------------------ PreemptionRule
+    def should_stop(self, update: int, progress: RolloutProgress) -> bool:
+        return self.should_preempt(update, progress.new_steps)
+
+    def end_rollout(self, update: int, rollout: RolloutEnd) -> None:
+        self.publish(update, rollout.step_time, rollout.learn_time)
+
+    def end_update(self, update: int) -> Dict[str, float]:
+        planned = float(self.plan_next(update))
+        if self._rank == 0 and update >= 2:
+            self.forget(update - 2)  # every rank passed update u-1's all-reduce
+        return {PLANNED_STEPS_KEY: planned}
+
+    def state(self) -> Dict[str, Any]:
+        return {"target": self.target}
+
+    def restore(self, state: Dict[str, Any]) -> None:
+        # The first rollout after a restart has no previous rollout to fill
+        # from, so it is not cut; the target comes back for the one after.
+        if state.get("target") is not None:
+            self.target = int(state["target"])

@@ -23,7 +23,7 @@ in :mod:`habitat_ver.compat.upstream_private`.
 import contextlib
 import os
 import time
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional
 
 import torch
 from habitat import logger
@@ -50,6 +50,13 @@ from habitat_ver.config.upstream import use_our_env_factory
 from habitat_ver.config.validate import validate
 from habitat_ver.distributed import requeue
 from habitat_ver.distributed.episode_stats import agree_on_episode_stat_keys
+from habitat_ver.distributed.preemption_rule import (
+    NoPreemption,
+    PreemptionRule,
+    PreemptionSetup,
+    build_preemption_rule,
+    preemption_rule_names,
+)
 from habitat_ver.system import stop_signals
 from habitat_ver.system.env_pool import EnvPool, SharedBufferPool
 from habitat_ver.trainers.checkpointing import CheckpointingTrainer
@@ -76,10 +83,11 @@ class HabitatVerTrainer(CheckpointingTrainer):
     # Upstream types it as habitat's VectorEnv; ours are any EnvPool.
     envs: EnvPool  # type: ignore[assignment]
 
-    # habitat_baselines.distrib_preemption.policy: what "auto" means here,
-    # and the policies this trainer implements.
+    # What validation and the preemption rules know this trainer as.
+    TRAINER_KIND = "base"
+    # habitat_baselines.distrib_preemption.policy: what "auto" means here (the
+    # rules this trainer can run are those registered for its kind).
     DEFAULT_PREEMPTION = "none"
-    SUPPORTED_PREEMPTION: Tuple[str, ...] = ("none",)
 
     def __init__(self, config: Any = None):
         config = self.adapt_config(config)
@@ -92,12 +100,16 @@ class HabitatVerTrainer(CheckpointingTrainer):
         super().__init__(config)
         with usage_errors_exit((ConfigError,)):
             self.preemption_policy()  # refuse a policy this trainer lacks, before any env
+        # The preemption rule (habitat_ver.distributed.preemption_rule); set
+        # up with the process group by _init_preemption.
+        self._preemption: PreemptionRule = NoPreemption()
         self.last_summary: Optional[RunSummary] = None
         # This session's logged reward and steps/s ({tag: [[step, value], ...]}).
         self.curve_points: Dict[str, List[List[float]]] = {}
         # Multi-rank: a stop signal on any rank, agreed in the last all-reduce.
         self._stop_agreed = False
         self._collect_seconds = 0.0  # of the rollout being learnt
+        self._learn_seconds = 0.0  # of the last update
         self._learner_threads = LearnerThreads(learner_num_threads(self.config))
         # Evaluation: the config the checkpoint is evaluated with (set by
         # _init_envs, read once by _create_agent).
@@ -218,16 +230,28 @@ class HabitatVerTrainer(CheckpointingTrainer):
             self.config, "distrib_preemption", DistribPreemptionConfig
         ).policy
         policy = self.DEFAULT_PREEMPTION if chosen == "auto" else chosen
-        if policy not in self.SUPPORTED_PREEMPTION:
+        supported = preemption_rule_names(self.TRAINER_KIND)
+        if policy not in supported:
             raise ConfigError(
                 f"habitat_baselines.distrib_preemption.policy={chosen!r} is not allowed "
                 f"for trainer {self.config.habitat_baselines.trainer_name!r}: one of "
-                f"{('auto',) + self.SUPPORTED_PREEMPTION}"
+                f"{('auto',) + supported}"
             )
         return policy
 
     def _init_preemption(self) -> None:
-        """Hook: set up a preemption of slow ranks (none here)."""
+        """Builds this rank's preemption rule (a single rank: store None)."""
+        distributed = self._is_distributed
+        setup = PreemptionSetup(
+            store=self.num_rollouts_done_store if distributed else None,
+            rank=torch.distributed.get_rank() if distributed else 0,
+            world_size=torch.distributed.get_world_size() if distributed else 1,
+            envs_per_rank=self.envs.num_envs,
+            num_steps=int(self.config.habitat_baselines.rl.ppo.num_steps),
+            sync_frac=float(self.config.habitat_baselines.rl.ddppo.sync_frac),
+            short_rollout_fraction=float(self.SHORT_ROLLOUT_THRESHOLD),
+        )
+        self._preemption = build_preemption_rule(self.preemption_policy(), setup)
 
     def _collect_rollout(self) -> int:
         """Hook: collect one rollout; returns the env steps collected."""
@@ -277,7 +301,9 @@ class HabitatVerTrainer(CheckpointingTrainer):
         start = time.monotonic()
         with self._learner_threads.update(self._envs_idle_while_learning(), self.device):
             losses = self._update_agent()
+        losses.update(self._preemption.end_update(self.num_updates_done))
         losses[LEARN_SECONDS] = time.monotonic() - start
+        self._learn_seconds = losses[LEARN_SECONDS]
         losses[LEARNER_THREADS] = float(self._learner_threads.last_threads)
         losses[COLLECT_SECONDS] = self._collect_seconds
         self._after_learning()

@@ -3,7 +3,8 @@
 All environments step in lock-step for T steps, then PPO learns on the
 rollout; with several ranks (``torchrun``) gradients are averaged (upstream's
 ``DecentralizedDistributedMixin``) and ranks that straggle stop collecting early
-(:mod:`habitat_ver.distributed.preemption`).
+(by default :mod:`habitat_ver.distributed.preemption`'s rule; any rule
+registered for ``ddppo`` in :mod:`habitat_ver.distributed.preemption_rule`).
 
 Stepping is upstream's (``_compute_actions_and_step_envs``,
 ``_collect_environment_result``) on a
@@ -11,12 +12,12 @@ Stepping is upstream's (``_compute_actions_and_step_envs``,
 stop signals and progress are :class:`~habitat_ver.trainers.base.HabitatVerTrainer`'s.
 """
 
-from typing import Any, Optional, Tuple
+import time
+from typing import Any
 
 import torch
-from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 
-from habitat_ver.distributed.preemption import RolloutTracker
+from habitat_ver.distributed.preemption_rule import RolloutEnd, RolloutProgress
 from habitat_ver.system.info_metrics import StepMetrics
 from habitat_ver.system.truncation import truncated_from_info
 from habitat_ver.trainers.base import HabitatVerTrainer
@@ -29,37 +30,24 @@ class DDPPOTrainer(HabitatVerTrainer):
     TRAINER_KIND = "ddppo"
 
     DEFAULT_PREEMPTION = "ddppo"
-    SUPPORTED_PREEMPTION: Tuple[str, ...] = ("none", "ddppo")
-
-    def __init__(self, config: Any = None):
-        super().__init__(config)
-        self._rollout_tracker: Optional[RolloutTracker] = None
 
     def _envs_idle_while_learning(self) -> bool:
         return True  # lock-step: every env waits for the next rollout
 
     def should_end_early(self, rollout_step: int) -> bool:
-        """Upstream's preemption hook, answered by our rollout tracker."""
-        if self._rollout_tracker is None:
-            return False
-        return self._rollout_tracker.should_preempt(
-            self.num_updates_done, rollout_step, self._ppo_cfg.num_steps
+        """Upstream's preemption hook, answered by the preemption rule."""
+        progress = RolloutProgress(
+            new_steps=self.envs.num_envs,
+            collected=rollout_step,
+            capacity=self._ppo_cfg.num_steps,
         )
-
-    def _init_preemption(self) -> None:
-        policy = self.preemption_policy()
-        if not self._is_distributed or policy != "ddppo":
-            return
-        self._rollout_tracker = RolloutTracker(
-            self.num_rollouts_done_store,
-            torch.distributed.get_world_size(),
-            self.config.habitat_baselines.rl.ddppo.sync_frac,
-            self.SHORT_ROLLOUT_THRESHOLD,
-        )
+        return self._preemption.should_stop(self.num_updates_done, progress)
 
     def _collect_rollout(self) -> int:
         """Step every env T times (fewer if preempted); returns steps collected."""
         self._agent.eval()
+        start = time.monotonic()
+        self._preemption.start_rollout(self.num_updates_done)
         steps = 0
         nbuffers = self._agent.nbuffers
         for buffer_index in range(nbuffers):
@@ -73,8 +61,10 @@ class DDPPOTrainer(HabitatVerTrainer):
             if last:
                 self.rollout_lengths.append(step + 1)
                 break
-        if self._rollout_tracker is not None:
-            self._rollout_tracker.mark_done(self.num_updates_done)
+        step_time = (time.monotonic() - start) * self.envs.num_envs / max(steps, 1)
+        self._preemption.end_rollout(
+            self.num_updates_done, RolloutEnd(steps, step_time, self._learn_seconds)
+        )
         return steps
 
     def _collect_environment_result(self, buffer_index: int = 0) -> int:
@@ -107,8 +97,3 @@ class DDPPOTrainer(HabitatVerTrainer):
         if mark is not None:
             mark(torch.tensor([cuts[i] for i in sorted(cuts)]), buffer_index)
         return steps
-
-    def _after_learning(self) -> None:
-        if self._rollout_tracker is not None and rank0_only() and self.num_updates_done > 1:
-            # Every rank passed update u-1's all-reduce before rank 0 got here.
-            self._rollout_tracker.forget(self.num_updates_done - 2)

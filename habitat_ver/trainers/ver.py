@@ -25,16 +25,14 @@ import functools
 import time
 from typing import Any, Dict, List, Optional, Sequence
 
-import torch
 from habitat import logger
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
-from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from torch import Tensor
 
 from habitat_ver.config.schema import VERSystemConfig, hang_warning_seconds, section_or_default
 from habitat_ver.config.upstream import use_ver_storage
 from habitat_ver.config.ver_overlap import AUTO, auto_overlaps
-from habitat_ver.distributed.ver_tracker import VERPreemptionTracker
+from habitat_ver.distributed.preemption_rule import RolloutEnd, RolloutProgress
 from habitat_ver.envs.builder import scenario_for
 from habitat_ver.envs.factory import env_builders
 from habitat_ver.system.reward_guard import NonFiniteRewards, max_nonfinite_rewards
@@ -52,7 +50,6 @@ class VERTrainer(DDPPOTrainer):
     TRAINER_KIND = "ver"
 
     DEFAULT_PREEMPTION = "ver"
-    SUPPORTED_PREEMPTION = ("none", "ddppo", "ver")
 
     # Run the env workers in this process (tests); set by tests only.
     serial_envs: bool = False
@@ -67,8 +64,6 @@ class VERTrainer(DDPPOTrainer):
         self.overlapped: List[bool] = []
         # Steps each env contributed, per rollout (what VER varies).
         self.env_steps_per_rollout: List[List[int]] = []
-        # Multi-rank with distrib_preemption.policy=ver (else None).
-        self._ver_tracker: Optional[VERPreemptionTracker] = None
         self._last_learn_time = 0.0
         # Per rollout: fresh and stale steps, collection seconds (overlapped
         # collection included), end time (epoch s), the previous learning
@@ -142,6 +137,7 @@ class VERTrainer(DDPPOTrainer):
         assert self._collector is not None, "_init_train builds the collector"
         self._agent.eval()
         rollouts = self._agent.rollouts
+        self._preemption.start_rollout(self.num_updates_done)
         steps, seconds = self._collector.collect(
             rollouts, self._agent.actor_critic, self._preempted
         )
@@ -151,38 +147,20 @@ class VERTrainer(DDPPOTrainer):
         return steps
 
     # ----------------------------------------------------------- preemption
-    def _init_preemption(self) -> None:
-        super()._init_preemption()  # "ddppo": upstream's sync_frac rule
-        if self._is_distributed and self.preemption_policy() == "ver":
-            self._ver_tracker = VERPreemptionTracker(
-                self.num_rollouts_done_store,
-                torch.distributed.get_rank(),
-                torch.distributed.get_world_size(),
-                self.envs.num_envs,
-                self._agent.rollouts.num_steps,
-            )
-
     def _extra_resume_stats(self) -> Dict[str, Any]:
-        tracker = self._ver_tracker
-        return dict(
-            ver_preemption=dict(
-                last_learn_time=self._last_learn_time,
-                target=None if tracker is None else tracker.target,
-            )
-        )
+        saved: Dict[str, Any] = dict(last_learn_time=self._last_learn_time, target=None)
+        saved.update(self._preemption.state())
+        return dict(ver_preemption=saved)
 
     def _restore_extra_stats(self, stats: Dict[str, Any]) -> None:
         saved = stats.get("ver_preemption") or {}
         self._last_learn_time = float(saved.get("last_learn_time", 0.0))
-        # The first rollout after a restart has no previous rollout to fill
-        # from, so it is not cut; the target comes back for the one after.
-        if self._ver_tracker is not None and saved.get("target") is not None:
-            self._ver_tracker.target = int(saved["target"])
+        self._preemption.restore(saved)
 
     @property
     def _keeps_previous_rollout(self) -> bool:
         """Preemption fills short rollouts from the previous one, so it is kept."""
-        return self._rollout_tracker is not None or self._ver_tracker is not None
+        return self._preemption.cuts_rollouts
 
     def _preempted(self, new_steps: int) -> bool:
         """True when this rank should stop collecting now (multi-rank only).
@@ -192,24 +170,18 @@ class VERTrainer(DDPPOTrainer):
         if self._agent.previous_rollouts is None:
             return False
         rollouts = self._agent.rollouts
-        if self._ver_tracker is not None:
-            return self._ver_tracker.should_preempt(self.num_updates_done, new_steps)
-        if self._rollout_tracker is not None:
-            return self._rollout_tracker.should_preempt(
-                self.num_updates_done,
-                rollouts.steps_collected,
-                rollouts.num_steps * rollouts.num_envs,
-            )
-        return False
+        progress = RolloutProgress(
+            new_steps=new_steps,
+            collected=rollouts.steps_collected,
+            capacity=rollouts.num_steps * rollouts.num_envs,
+        )
+        return self._preemption.should_stop(self.num_updates_done, progress)
 
     def _after_collection(self, seconds: float, steps: int) -> None:
         """Share this rollout's statistics; fill a preempted rollout."""
         rollouts, update = self._agent.rollouts, self.num_updates_done
-        if self._rollout_tracker is not None:
-            self._rollout_tracker.mark_done(update)
-        if self._ver_tracker is not None:
-            step_time = seconds * rollouts.num_envs / max(steps, 1)
-            self._ver_tracker.publish(update, step_time, self._last_learn_time)
+        step_time = seconds * rollouts.num_envs / max(steps, 1)
+        self._preemption.end_rollout(update, RolloutEnd(steps, step_time, self._last_learn_time))
         stale = 0
         if not rollouts.rollout_done:
             stale = rollouts.fill_stale(self._agent.previous_rollouts)
@@ -220,7 +192,7 @@ class VERTrainer(DDPPOTrainer):
                 collect_s=seconds,
                 end_time=time.time(),
                 learn_s_before=self._last_learn_time,
-                target=None if self._ver_tracker is None else self._ver_tracker.target,
+                target=self._preemption.state().get("target"),
             )
         )
 
@@ -269,12 +241,6 @@ class VERTrainer(DDPPOTrainer):
         losses["system/nonfinite_rewards"] = float(self._collector.nonfinite_rewards.count)
         losses["system/overlap"] = float(self.overlapped[-1])
         self._last_learn_time = time.monotonic() - start
-        if self._ver_tracker is not None:
-            losses["system/ver_preemption_steps"] = float(
-                self._ver_tracker.plan_next(self.num_updates_done)
-            )
-            if rank0_only() and self.num_updates_done >= 2:
-                self._ver_tracker.forget(self.num_updates_done - 2)
         return losses
 
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:

@@ -14,6 +14,7 @@ import torch
 from habitat_ver.common.checkpoint import ResumeStateFiles
 from habitat_ver.config.compose import get_config
 from habitat_ver.config.validate import ConfigError
+from habitat_ver.distributed.preemption_rule import PreemptionRule
 from habitat_ver.run import execute_exp
 from habitat_ver.system.reward_guard import NonFiniteRewardError
 from habitat_ver.trainers.ver import VERTrainer
@@ -354,26 +355,19 @@ def test_time_limit_cuts_bootstrap_in_the_storage(out_dir):
         trainer.envs.close()
 
 
-class _RecordingTracker:
-    """Stands in for VERPreemptionTracker: records the published step times."""
-
-    target = None
+class _RecordingRule(PreemptionRule):
+    """A preemption rule that never stops a rank: records the step times and
+    new steps it is told of."""
 
     def __init__(self):
         self.step_times, self.counted = [], []
 
-    def publish(self, update, step_time, learn_time):
-        self.step_times.append(step_time)
+    def end_rollout(self, update, rollout):
+        self.step_times.append(rollout.step_time)
 
-    def should_preempt(self, update, new_steps):
-        self.counted.append(new_steps)
+    def should_stop(self, update, progress):
+        self.counted.append(progress.new_steps)
         return False
-
-    def plan_next(self, update):
-        return T * 3
-
-    def forget(self, update):
-        pass
 
 
 def test_step_time_counts_the_time_of_steps_collected_while_learning(out_dir):
@@ -392,7 +386,7 @@ def test_step_time_counts_the_time_of_steps_collected_while_learning(out_dir):
         send(ids, actions)
 
     trainer.envs.send_actions = counting_send
-    trainer._ver_tracker = tracker = _RecordingTracker()
+    trainer._preemption = tracker = _RecordingRule()
     try:
         assert trainer._collect_rollout() == T * 3
         update = trainer._agent.updater.update
@@ -420,7 +414,7 @@ def test_steps_collected_while_learning_count_towards_the_preemption_target(out_
     # the rest come in the collection window. All 48 count towards VER's S
     # (before: only the window's, 40 or fewer).
     trainer = _serial_overlap_trainer(out_dir)
-    trainer._ver_tracker = tracker = _RecordingTracker()
+    trainer._preemption = tracker = _RecordingRule()
     try:
         trainer._collect_rollout()
         assert tracker.counted == []  # the first rollout is never preempted
