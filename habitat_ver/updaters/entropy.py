@@ -1,9 +1,12 @@
-"""The learned entropy coefficient as a module with its own optimiser.
+"""The entropy coefficient of the PPO updater: fixed, or learned with its own optimiser.
 
-The math lives in :mod:`habitat_ver.algo.entropy_coef`; this module owns the
-state (``log_alpha`` and its Adam moments), the projection into bounds, and
-what is saved in resume states. It works for any policy whose distribution
-reports an entropy: Gaussian, categorical or a product of both.
+Both kinds share one interface (:class:`EntropyCoefficient`), so the updater
+asks either for its loss term, its value, its step and its resume state
+without knowing which it holds. The learned one's math lives in
+:mod:`habitat_ver.algo.entropy_coef`; this module owns its state
+(``log_alpha`` and its Adam moments), the projection into bounds, and what is
+saved in resume states. It works for any policy whose distribution reports an
+entropy: Gaussian, categorical or a product of both.
 """
 
 import math
@@ -22,10 +25,64 @@ from habitat_ver.algo.entropy_coef import (
     entropy_coef_loss,
 )
 
-__all__ = ["LearnedEntropyCoefficient", "action_dims"]
+__all__ = [
+    "EntropyCoefficient",
+    "FixedEntropyCoefficient",
+    "LearnedEntropyCoefficient",
+    "action_dims",
+]
 
 
-class LearnedEntropyCoefficient(nn.Module):
+class EntropyCoefficient:
+    """Interface: what the PPO updater asks of its entropy coefficient."""
+
+    def value(self) -> Tensor:
+        """The current coefficient, detached (logged as ``learner/entropy_coef``)."""
+        raise NotImplementedError
+
+    def loss(self, entropy: Tensor, measured: Optional[Tensor] = None) -> Tensor:
+        """The entropy term of the total loss (scalar).
+
+        Args:
+            entropy: ``H``, the bonus' differentiable mean entropy (with VER's
+                importance weights, their unnormalised weighted mean).
+            measured: the policy's own mean entropy (None: ``H``).
+        """
+        raise NotImplementedError
+
+    def step(self) -> None:
+        """After the policy's optimiser step (a learned coefficient steps too)."""
+
+    def get_state(self) -> Dict[str, Any]:
+        """What a resumed run needs back ({}: nothing)."""
+        return {}
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Restores what :meth:`get_state` returned."""
+
+
+class FixedEntropyCoefficient(EntropyCoefficient):
+    """``rl.ppo.entropy_coef`` as it is: the loss term ``-coef * H``.
+
+    Args:
+        coef: the coefficient (>= 0).
+    """
+
+    def __init__(self, coef: float):
+        self.coef = float(coef)
+
+    def value(self) -> Tensor:
+        return torch.tensor(self.coef)
+
+    def loss(self, entropy: Tensor, measured: Optional[Tensor] = None) -> Tensor:
+        """``-coef * H``: an entropy bonus; ``measured`` is not used."""
+        return -self.coef * entropy
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        """Nothing is learned: a learned coefficient's saved state is ignored."""
+
+
+class LearnedEntropyCoefficient(nn.Module, EntropyCoefficient):
     """``alpha = exp(log_alpha)`` kept in bounds, stepped by its own Adam.
 
     Usage per minibatch: add :meth:`loss` (``H`` the differentiable mean
@@ -63,6 +120,9 @@ class LearnedEntropyCoefficient(nn.Module):
     def forward(self) -> Tensor:
         """The current ``alpha`` (differentiable through ``log_alpha``)."""
         return self.log_alpha.exp()
+
+    def value(self) -> Tensor:
+        return self().detach()
 
     def loss(self, entropy: Tensor, measured: Optional[Tensor] = None) -> Tensor:
         """``alpha * ([H_m]_sg - target) - [alpha]_sg * H`` (scalar); ``H_m``:

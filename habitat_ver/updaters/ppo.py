@@ -15,7 +15,8 @@ overridden here and split into named hooks:
 ``from_config``, the optimiser, advantage normalisation and gradient clipping
 in ``before_step`` are upstream's, inherited unchanged.
 
-Entropy: ``rl.ppo.entropy_coef`` is a fixed coefficient by default. With
+Entropy: ``rl.ppo.entropy_coef`` is a fixed coefficient by default
+(:class:`~habitat_ver.updaters.entropy.FixedEntropyCoefficient`). With
 ``rl.ppo.use_adaptive_entropy_pen`` it is instead the initial value of a
 learned coefficient (:class:`~habitat_ver.updaters.entropy.LearnedEntropyCoefficient`,
 VER paper section 4) with target entropy ``-rl.ppo.entropy_target_factor *
@@ -32,7 +33,7 @@ staleness.
 """
 
 import collections
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 from habitat_baselines.rl.ppo.ppo import PPO
@@ -49,7 +50,12 @@ from habitat_ver.algo.ppo_loss import (
     value_loss,
 )
 from habitat_ver.algo.entropy_coef import entropy_target
-from habitat_ver.updaters.entropy import LearnedEntropyCoefficient, action_dims
+from habitat_ver.updaters.entropy import (
+    EntropyCoefficient,
+    FixedEntropyCoefficient,
+    LearnedEntropyCoefficient,
+    action_dims,
+)
 from habitat_ver.updaters.targets import GAETargets, TargetsStep
 
 __all__ = ["PPOLosses", "PPOUpdater", "action_dims"]
@@ -117,7 +123,7 @@ class PPOUpdater(PPO):
 
     # Replaces upstream's Lagrange coefficient, which is not a base of ours;
     # every upstream method that reads it (update, after_step) is overridden.
-    entropy_coef: Union[float, LearnedEntropyCoefficient]  # type: ignore[assignment]
+    entropy_coef: EntropyCoefficient  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -151,6 +157,7 @@ class PPOUpdater(PPO):
             entropy_target_factor,
             use_adaptive_entropy_pen=False,  # never upstream's Gaussian-only one
         )
+        self.entropy_coef = FixedEntropyCoefficient(entropy_coef)
         if use_adaptive_entropy_pen:
             self._init_learned_entropy_coef(
                 float(entropy_coef), float(entropy_target_factor), lr, eps
@@ -193,15 +200,16 @@ class PPOUpdater(PPO):
         """Replaces the fixed coefficient by a learned one (after the policy's
         optimiser exists, so ``log_alpha`` stays out of it)."""
         target = entropy_target(target_factor, action_dims(self.actor_critic.policy_action_space))
-        self.entropy_coef = LearnedEntropyCoefficient(
+        learned = LearnedEntropyCoefficient(
             target=target,
             init_alpha=init_alpha,
             lr=2.5e-4 if lr is None else lr,
             eps=1e-5 if eps is None else eps,
         ).to(self.device)
+        self.entropy_coef = learned
         # Upstream's before_step averages non-actor-critic gradients across
         # ranks; listing log_alpha there keeps alpha equal on every rank.
-        self.non_ac_params.append(self.entropy_coef.log_alpha)
+        self.non_ac_params.append(learned.log_alpha)
 
     @g_timer.avg_time("ppo.update_from_batch", level=1)
     def _update_from_batch(
@@ -334,12 +342,9 @@ class PPOUpdater(PPO):
     def _total_loss(self, losses: PPOLosses, aux_loss_res: Dict[str, Dict[str, Tensor]]) -> Tensor:
         """Weighted sum of the terms, summed in upstream's order."""
         all_losses = [self.value_loss_coef * losses.value, losses.policy]
-        if isinstance(self.entropy_coef, LearnedEntropyCoefficient):
-            # alpha * ([H]_sg - target) - [alpha]_sg * H; the first term only
-            # moves log_alpha, stepped in after_step by its own optimiser.
-            all_losses.append(self.entropy_coef.loss(losses.entropy, losses.measured_entropy))
-        else:
-            all_losses.append(-self.entropy_coef * losses.entropy)
+        # Fixed: -coef * H. Learned: alpha * ([H]_sg - target) - [alpha]_sg * H,
+        # whose first term only moves log_alpha (stepped in after_step).
+        all_losses.append(self.entropy_coef.loss(losses.entropy, losses.measured_entropy))
         all_losses.extend(v["loss"] for v in aux_loss_res.values())
         return torch.stack(all_losses).sum()
 
@@ -373,7 +378,7 @@ class PPOUpdater(PPO):
             m["learner/clip_fraction"].append(losses.clip_fraction)
             m["learner/approx_kl"].append(losses.approx_kl)
         m["learner/grad_norm"].append(grad_norm)
-        m["learner/entropy_coef"].append(self._entropy_coef_value())
+        m["learner/entropy_coef"].append(self.entropy_coef.value())
         for name, res in aux_loss_res.items():
             for k, v in res.items():
                 m[f"learner/aux/{name}/{k}"].append(v.detach())
@@ -390,22 +395,17 @@ class PPOUpdater(PPO):
                 "system/policy_lag",
             )
 
-    def _entropy_coef_value(self) -> Tensor:
-        if isinstance(self.entropy_coef, LearnedEntropyCoefficient):
-            return self.entropy_coef().detach()
-        return torch.tensor(float(self.entropy_coef))
-
     def after_step(self) -> None:
         """Steps the learned entropy coefficient after the policy's step."""
         super().after_step()
-        if isinstance(self.entropy_coef, LearnedEntropyCoefficient):
-            self.entropy_coef.step()
+        self.entropy_coef.step()
 
     def get_resume_state(self) -> Dict[str, Any]:
         """Upstream's optimiser state plus the learned coefficient's state."""
         state = super().get_resume_state()
-        if isinstance(self.entropy_coef, LearnedEntropyCoefficient):
-            state[ENTROPY_COEF_STATE_KEY] = self.entropy_coef.get_state()
+        coef_state = self.entropy_coef.get_state()
+        if coef_state:  # a fixed coefficient has none
+            state[ENTROPY_COEF_STATE_KEY] = coef_state
         return state
 
     # Upstream's Updater contract; upstream's PPO already clashes with
@@ -413,8 +413,5 @@ class PPOUpdater(PPO):
     def load_state_dict(self, state: Dict[str, Any]) -> None:  # type: ignore[override]
         """Upstream's contract (optimiser state) plus the learned coefficient."""
         super().load_state_dict(state)
-        if (
-            isinstance(self.entropy_coef, LearnedEntropyCoefficient)
-            and ENTROPY_COEF_STATE_KEY in state
-        ):
+        if ENTROPY_COEF_STATE_KEY in state:
             self.entropy_coef.set_state(state[ENTROPY_COEF_STATE_KEY])

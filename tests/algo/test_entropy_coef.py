@@ -20,7 +20,11 @@ from habitat_ver.algo.entropy_coef import (
 from habitat_ver.config.ver_policy import VERPolicyConfig
 from habitat_ver.policies.ver_policy import VERPolicy
 from habitat_ver.storage.rollout_storage import LockstepRolloutStorage
-from habitat_ver.updaters.entropy import LearnedEntropyCoefficient
+from habitat_ver.updaters.entropy import (
+    EntropyCoefficient,
+    FixedEntropyCoefficient,
+    LearnedEntropyCoefficient,
+)
 from habitat_ver.updaters.ppo import PPOUpdater, action_dims
 
 
@@ -240,7 +244,8 @@ def test_gaussian_target_is_minus_factor_times_action_dims():
 def test_fixed_coefficient_stays_default_and_is_logged():
     policy, storage = _policy_and_storage()
     updater = _updater(policy, adaptive=False)
-    assert updater.entropy_coef == 1e-3
+    assert isinstance(updater.entropy_coef, FixedEntropyCoefficient)
+    assert updater.entropy_coef.coef == 1e-3
     metrics = updater.update(storage)
     assert metrics["learner/entropy_coef"] == pytest.approx(1e-3)
     assert "entropy_coef_state" not in updater.get_resume_state()
@@ -296,3 +301,20 @@ def test_the_updater_uses_the_storages_weights_as_they_are():
     batch["is_coeffs"] = torch.full((batch["actions"].shape[0], 1), 2.0)
     weights, _ = updater._sample_weights_and_mask(batch)
     assert torch.equal(weights, batch["is_coeffs"])
+
+
+def test_fixed_coefficient_has_the_learned_ones_interface():
+    # coef 0.5, H = 2: loss -0.5 * 2 = -1, d/dH = -0.5; nothing to step or save.
+    coef = FixedEntropyCoefficient(0.5)
+    entropy = torch.tensor(2.0, requires_grad=True)
+    loss = coef.loss(entropy, measured=torch.tensor(7.0))  # measured: unused
+    torch.testing.assert_close(loss, torch.tensor(-1.0))
+    loss.backward()
+    torch.testing.assert_close(entropy.grad, torch.tensor(-0.5))
+    coef.step()
+    torch.testing.assert_close(coef.value(), torch.tensor(0.5))
+    assert coef.get_state() == {}
+    coef.set_state(LearnedEntropyCoefficient().get_state())  # ignored
+    assert coef.coef == 0.5
+    assert isinstance(coef, EntropyCoefficient)
+    assert isinstance(LearnedEntropyCoefficient(), EntropyCoefficient)
