@@ -81,10 +81,6 @@ def execute_exp(config: Any, run_type: str) -> Any:
     random.seed(config.habitat.seed)
     np.random.seed(config.habitat.seed)
     torch.manual_seed(config.habitat.seed)
-    if config.habitat_baselines.force_torch_single_threaded:
-        # Upstream applies this only with CUDA; on CPU the env workers need
-        # the cores even more than on a GPU machine.
-        torch.set_num_threads(1)
     trainer = get_trainer_class(config.habitat_baselines.trainer_name)(config)
     if run_type == "train":
         trainer.train()

@@ -98,6 +98,12 @@ class HabitatVerTrainer(CheckpointingTrainer):
             # One line and exit 2 under habitat_baselines.run too (no traceback).
             exit_with_usage_error(error)
         super().__init__(config)
+        if self.config.habitat_baselines.force_torch_single_threaded:
+            # Upstream's execute_exp does this only with CUDA, so on the CPU
+            # `python -m habitat_baselines.run` left inference and the learner
+            # on every core, fighting the env workers.  The learner takes the
+            # idle cores back per update (self._learner_threads).
+            torch.set_num_threads(1)
         with usage_errors_exit((ConfigError,)):
             self.preemption_policy()  # refuse a policy this trainer lacks, before any env
         # The preemption rule (habitat_ver.distributed.preemption_rule); set

@@ -215,3 +215,22 @@ def test_a_busy_machine_learns_on_one_thread(one_thread_two_cores, monkeypatch, 
     )
     execute_exp(get_config("gym/ddppo_cartpole", run_overrides(out_dir, 2)), "train")
     assert seen == [1, 1]
+
+
+@pytest.mark.parametrize("single, threads", [(True, 1), (False, 2)])
+def test_the_trainer_itself_runs_torch_single_threaded(out_dir, single, threads):
+    # `python -m habitat_baselines.run` builds the trainer through upstream's
+    # execute_exp, which applies force_torch_single_threaded only with CUDA.
+    from habitat_baselines.common.baseline_registry import baseline_registry
+
+    config = get_config(
+        "gym/ver_cartpole",
+        run_overrides(out_dir, 2) + [f"habitat_baselines.force_torch_single_threaded={single}"],
+    )
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        baseline_registry.get_trainer("ver")(config)
+        assert torch.get_num_threads() == threads
+    finally:
+        torch.set_num_threads(before)
