@@ -7,7 +7,7 @@ PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.habitat-ver-installed
-# habitat-sim wheel and test assets (see README, "habitat-sim and PointNav"):
+# habitat-sim wheel and test assets (see CONTRIBUTING.md, "Set-up"):
 # installed into the same venv when a wheel is there, skipped otherwise.
 HABITAT_SIM_DIR ?= ../shared/habitat-sim
 SIM_STAMP := $(VENV)/.habitat-sim-installed
@@ -57,7 +57,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-# Sessions (README, "Tests"): everything but `sim` in forced sim-free mode
+# Sessions (CONTRIBUTING.md, "Tests"): everything but `sim` in forced sim-free mode
 # (tests/conftest.py), in two runs: the in-process tests, then the `multiproc`
 # ones, always one at a time (they kill, hang and signal processes and wait on
 # their exits); then the `sim` tests with the real habitat-sim (skipped where it
