@@ -231,6 +231,7 @@ def test_each_scenario_evaluates_with_oracle_skills_and_reports_its_stages(hab_r
         row = next(line for line in table.splitlines() if line.startswith(f"| {scenario} |"))
         # The report's full-task column is the log's pddl_success, in percent.
         assert row.split("|")[-3].strip() == f"{100 * float(success[-1]):.1f}", (row, success)
-    # Oracle navigation and PDDL effects pick the first Tidy House object.
-    tidy = dict(_STAGE.findall(logs["hab/tidy_house_oracle"].read_text()))
-    assert float(tidy["stage_0_5"]) == 1.0, tidy
+        # Oracle navigation and the actions' effects solve the episode: every
+        # stage and the whole task (docs/HAB.md: 10 val episodes each).
+        assert float(success[-1]) == 1.0, (name, stages)
+        assert all(float(value) == 1.0 for value in stages.values()), (name, stages)
