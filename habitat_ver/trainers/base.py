@@ -98,11 +98,16 @@ class HabitatVerTrainer(CheckpointingTrainer):
             # One line and exit 2 under habitat_baselines.run too (no traceback).
             exit_with_usage_error(error)
         super().__init__(config)
-        if self.config.habitat_baselines.force_torch_single_threaded:
-            # Upstream's execute_exp does this only with CUDA, so on the CPU
-            # `python -m habitat_baselines.run` left inference and the learner
-            # on every core, fighting the env workers.  The learner takes the
-            # idle cores back per update (self._learner_threads).
+        if (
+            self.config.habitat_baselines.force_torch_single_threaded
+            or get_device(self.config).type == "cpu"
+        ):
+            # On the CPU the env workers need the cores, so collection runs
+            # torch on one thread whatever the config says (upstream's key
+            # defaults to False, and its execute_exp applies it only with
+            # CUDA): with every core's worth of threads, inference's OpenMP
+            # workers spin beside the env workers.  Lock-step updates take the
+            # idle cores back (self._learner_threads).
             torch.set_num_threads(1)
         with usage_errors_exit((ConfigError,)):
             self.preemption_policy()  # refuse a policy this trainer lacks, before any env
