@@ -14,10 +14,14 @@ from habitat_ver.system.appo_buffers import TrajectoryBuffers
 from habitat_ver.trainers.appo import AppoTrainer
 from habitat_ver.updaters.entropy import LearnedEntropyCoefficient
 
-from .conftest import run_overrides, tensorboard_scalars
+from .conftest import (
+    assert_learned_cartpole,
+    cartpole_learning_overrides,
+    run_overrides,
+    tensorboard_scalars,
+)
 
 T, N = 16, 4
-CARTPOLE_BAR = 400.0  # mean return over the reward window; the cap is 500
 
 
 def _overrides(out_dir, updates=3, serial=True, extra=()):
@@ -255,22 +259,8 @@ def test_appo_is_registered():
 
 
 @pytest.mark.slow
-def test_solves_cartpole_within_300k_steps(out_dir):
-    overrides = run_overrides(out_dir) + [
-        "habitat_baselines.num_environments=8",
-        "habitat_baselines.num_updates=-1",
-        "habitat_baselines.total_num_steps=300000",
-        # The config's recipe, not run_overrides' tiny one.
-        "habitat_baselines.rl.ppo.num_steps=32",
-        "habitat_baselines.rl.ppo.ppo_epoch=10",
-        "habitat_baselines.rl.preemption.save_resume_state_interval=100",
-    ]
+def test_solves_cartpole_within_the_budget(out_dir):
+    # The config's recipe (32 steps, 10 epochs), not run_overrides' tiny one.
+    overrides = cartpole_learning_overrides(out_dir, ppo_epoch=10)
     trainer = execute_exp(get_config("gym/appo_cartpole", overrides), "train")
-    assert trainer.num_steps_done >= 300000
-    # Reaching the bar within the budget, not the last window: in one CI run
-    # (shared PPO learner, clipped value loss) appo held >= 400 for 735 of
-    # 1172 update windows, then fell to 211 at the end.  That late collapse is
-    # a known open finding (issue 18's sample-efficiency runs track it).
-    windows = [value for _, value in trainer.curve_points["reward"]]  # one per update
-    assert len(windows) > 100
-    assert max(windows) >= CARTPOLE_BAR
+    assert_learned_cartpole(trainer)
