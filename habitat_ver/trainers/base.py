@@ -100,7 +100,7 @@ class HabitatVerTrainer(CheckpointingTrainer):
         super().__init__(config)
         if (
             self.config.habitat_baselines.force_torch_single_threaded
-            or get_device(self.config).type == "cpu"
+            or not torch.cuda.is_available()  # get_device's CPU case, without its set_device
         ):
             # On the CPU the env workers need the cores, so collection runs
             # torch on one thread whatever the config says (upstream's key
@@ -312,9 +312,10 @@ class HabitatVerTrainer(CheckpointingTrainer):
         start = time.monotonic()
         with self._learner_threads.update(self._envs_idle_while_learning(), self.device):
             losses = self._update_agent()
-        losses.update(self._preemption.end_update(self.num_updates_done))
         losses[LEARN_SECONDS] = time.monotonic() - start
         self._learn_seconds = losses[LEARN_SECONDS]
+        # After the timing: the rule's store reads are not learning.
+        losses.update(self._preemption.end_update(self.num_updates_done))
         losses[LEARNER_THREADS] = float(self._learner_threads.last_threads)
         losses[COLLECT_SECONDS] = self._collect_seconds
         self._after_learning()
