@@ -27,6 +27,8 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
+from habitat_ver.algo.sequence_grid import from_end_aligned_grid, to_end_aligned_grid
+
 __all__ = [
     "bootstrap_truncated_rewards",
     "compute_discounted_returns",
@@ -272,18 +274,6 @@ def compute_discounted_returns(
     return returns
 
 
-def _end_aligned_positions(lengths: Tensor) -> Tuple[Tensor, Tensor]:
-    """(row, column) of every step of back-to-back sequences in a grid of
-    ``max(lengths)`` rows where each sequence ends in the last row."""
-    seq_of_step = torch.repeat_interleave(
-        torch.arange(lengths.shape[0], device=lengths.device), lengths
-    )
-    first_step = torch.cumsum(lengths, 0) - lengths
-    pos = torch.arange(seq_of_step.shape[0], device=lengths.device)
-    pos = pos - first_step[seq_of_step]
-    return int(lengths.max()) - lengths[seq_of_step] + pos, seq_of_step
-
-
 def compute_gae_sequences(
     rewards: Tensor,
     values: Tensor,
@@ -348,21 +338,13 @@ def compute_gae_sequences(
             f"{int(lengths.sum())} rows and equal shapes"
         )
     rewards = _with_truncation(rewards, dones, truncated, truncation_values, gamma)
-    max_len = int(lengths.max())
-    rows, seq_of_step = _end_aligned_positions(lengths)
-
-    def to_grid(x: Tensor, fill: float) -> Tensor:
-        grid = x.new_full((max_len, num_seqs, *x.shape[1:]), fill)
-        grid[rows, seq_of_step] = x
-        return grid
-
     advantages, _ = compute_gae(
-        to_grid(rewards, 0.0),
-        to_grid(values, 0.0),
-        to_grid(dones, False),
+        to_end_aligned_grid(rewards, lengths, 0.0),
+        to_end_aligned_grid(values, lengths, 0.0),
+        to_end_aligned_grid(dones, lengths, False),
         bootstrap_values,
         gamma=gamma,
         gae_lambda=gae_lambda,
     )
-    advantages = advantages[rows, seq_of_step]
+    advantages = from_end_aligned_grid(advantages, lengths)
     return advantages, advantages + values
