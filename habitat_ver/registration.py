@@ -78,6 +78,7 @@ def register_all() -> None:
         _register(mapping[kind], kind, name, cls)
     _register_habitat_classes()
     _register_preemption_rules()
+    _register_return_estimators()
     register_configs()
     _DONE = True
 
@@ -103,6 +104,17 @@ def _register_preemption_rules() -> None:
     register_preemption_rule("none", NoPreemption.from_setup)
     register_preemption_rule("ddppo", RolloutTracker.from_setup, trainers=("ddppo", "ver"))
     register_preemption_rule("ver", VERPreemptionTracker.from_setup, trainers=("ver",))
+
+
+def _register_return_estimators() -> None:
+    """``habitat_baselines.returns.estimator`` names (our own registry); the
+    first one registered for a trainer kind is its ``auto``."""
+    from habitat_ver.updaters.gae_targets import GAETargets
+    from habitat_ver.updaters.targets import register_return_estimator
+    from habitat_ver.updaters.vtrace_targets import VTraceTargets
+
+    register_return_estimator("gae", GAETargets.from_config, trainers=("ddppo", "ver"))
+    register_return_estimator("vtrace", VTraceTargets.from_config, trainers=("appo",))
 
 
 def _registrations():

@@ -78,6 +78,15 @@ class DistribPreemptionConfig:
 
 
 @dataclass
+class ReturnsConfig:
+    """Where PPO's advantages and returns come from (the updater's targets step)."""
+
+    # "auto" (ddppo, ver: gae; appo: vtrace), "gae" (rl.ppo.gamma, tau, use_gae),
+    # "vtrace" (rl.appo.vtrace_*), or any estimator registered in habitat_ver.updaters.targets.
+    estimator: str = "auto"
+
+
+@dataclass
 class HabitatVerBaselinesConfig(HabitatBaselinesRLConfig):
     """Upstream's RL schema plus habitat-ver's sections."""
 
@@ -98,6 +107,8 @@ class HabitatVerBaselinesConfig(HabitatBaselinesRLConfig):
     env_workers: EnvWorkersConfig = field(default_factory=EnvWorkersConfig)
     # Threads of the CPU learner's lock-step updates.
     learner: LearnerConfig = field(default_factory=LearnerConfig)
+    # The return estimator (advantages and returns) of the PPO update.
+    returns: ReturnsConfig = field(default_factory=ReturnsConfig)
 
 
 def section_or_default(config: Any, key: str, schema: Type[T]) -> T:

@@ -19,6 +19,7 @@ from habitat_ver.config.errors import ConfigError  # noqa: F401  (callers import
 from habitat_ver.config.errors import check
 from habitat_ver.config.honoured_keys import trainer_kind, validate_honoured_keys
 from habitat_ver.config.known_keys import unknown_keys
+from habitat_ver.config.schema import ReturnsConfig, section_or_default
 from habitat_ver.config.validate_envs import (
     validate_gym_id,
     validate_pointnav_dataset,
@@ -28,6 +29,7 @@ from habitat_ver.config.validate_envs import (
 from habitat_ver.config.ver_overlap import AUTO, AUTO_LEARN_SHARE
 from habitat_ver.config.ver_overlap import KEY as OVERLAP_KEY
 from habitat_ver.distributed.preemption_rule import preemption_rule_names
+from habitat_ver.updaters.targets import return_estimator_names
 
 
 def _is_number(value: Any) -> bool:
@@ -397,6 +399,23 @@ def validate_eval(config: Any) -> None:
     )
 
 
+def validate_return_estimator(config: Any) -> None:
+    """``habitat_baselines.returns.estimator``: ``auto`` or an estimator
+    registered for this trainer's kind (a trainer with none registered, such
+    as upstream's, does not read the key)."""
+    kind = trainer_kind(config)
+    if not return_estimator_names(kind):
+        return
+    chosen = section_or_default(config, "returns", ReturnsConfig).estimator
+    allowed = ("auto",) + return_estimator_names(kind)
+    check(
+        chosen in allowed,
+        "habitat_baselines.returns.estimator",
+        chosen,
+        f"one of {allowed} for trainer {kind!r}",
+    )
+
+
 def validate(config: Any) -> None:
     """All checks; call before building environments."""
     validate_known_keys(config)
@@ -413,6 +432,7 @@ def validate(config: Any) -> None:
     validate_gym_id(config)  # first: its dependencies may register policies
     validate_policies(config)
     validate_appo(config)
+    validate_return_estimator(config)
     validate_honoured_keys(config)
     validate_env_workers(config)
     validate_learner(config)

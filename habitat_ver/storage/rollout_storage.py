@@ -2,24 +2,23 @@
 
 Upstream's :class:`RolloutStorage` keeps its GAE loop inline in
 ``compute_returns``; this subclass keeps every buffer, constructor argument
-and method of upstream and routes the return computation through the
-tested pure functions in :mod:`habitat_ver.algo.gae`. Unlike upstream, the
-returns of rows not learnt on are NaN, so advantage normalisation sees only
-the steps of this rollout.
+and method of upstream but only stores: ``compute_returns`` records the
+bootstrap value, and the updater's targets step computes the returns from
+:meth:`LockstepRolloutStorage.return_steps`
+(:mod:`habitat_ver.storage.return_steps`). Unlike upstream, the returns of
+rows not learnt on are NaN, so advantage normalisation sees only the steps of
+this rollout.
 """
 
-from typing import Any, Callable, Dict, TypeVar, cast
+from typing import Any, Callable, Dict, Optional, TypeVar, cast
 
 import torch
 from habitat_baselines.common.rollout_storage import RolloutStorage
 from habitat_baselines.utils.timing import g_timer
 from torch import Tensor
 
-from habitat_ver.algo.gae import (
-    compute_discounted_returns,
-    compute_gae,
-    dones_from_next_masks,
-)
+from habitat_ver.algo.gae import dones_from_next_masks
+from habitat_ver.storage.return_steps import RolloutSteps, fill_on_compute
 
 __all__ = ["LockstepRolloutStorage"]
 
@@ -36,7 +35,7 @@ def _timed(key: str, level: int) -> Callable[[_Method], _Method]:
 
 
 class LockstepRolloutStorage(RolloutStorage):
-    """habitat's ``RolloutStorage`` with returns computed by ``algo.gae``.
+    """habitat's ``RolloutStorage`` that leaves the returns to a return estimator.
 
     The constructor is upstream's, unchanged::
 
@@ -57,6 +56,11 @@ class LockstepRolloutStorage(RolloutStorage):
     def __init__(self, numsteps: int, num_envs: int, *args: Any, **kwargs: Any) -> None:
         super().__init__(numsteps, num_envs, *args, **kwargs)
         self.truncated = torch.zeros(numsteps + 1, num_envs, 1, dtype=torch.bool)
+        # The value after the last step, recorded by compute_returns.
+        self._bootstrap_value: Optional[Tensor] = None
+        # The run's estimator where the updater has no targets step (see
+        # habitat_ver.storage.return_steps.fill_on_compute); None otherwise.
+        self.returns_for_readers: Optional[Any] = None
 
     def mark_truncated(self, truncated: Tensor, buffer_index: int = 0) -> None:
         """Flags which envs' step just inserted (and advanced past) ended in a
@@ -94,52 +98,70 @@ class LockstepRolloutStorage(RolloutStorage):
 
     @_timed("rollout_storage.compute_returns", level=1)
     def compute_returns(self, next_value: Tensor, use_gae: bool, gamma: float, tau: float) -> None:
-        """Fills ``buffers["returns"][:T]`` for the ``T`` steps collected and
-        NaN in every later row (not learnt on: out of advantage statistics).
+        """Upstream's contract, called by upstream's ``PPOTrainer._update_agent``
+        after collection: records ``next_value`` as the bootstrap value; the
+        returns are the targets step's (:meth:`return_steps`, :meth:`store_returns`).
 
-        Args:
-            next_value: critic's value of the observation after the last
-                stored step.
-            use_gae: GAE(gamma, tau) if True, else plain discounted returns
-                bootstrapped with ``next_value``.
-            gamma: discount factor.
-            tau: habitat's name for GAE's lambda.
+        A thin shim, kept because upstream's loop (which the ``ddppo`` trainer
+        runs unchanged) calls it between the bootstrap value and the update,
+        with no hook of its own there.  ``use_gae`` only decides where
+        upstream stores ``next_value`` (kept, so that every buffer stays
+        identical to upstream's); ``gamma`` and ``tau`` are unused: the
+        targets step reads the same ``rl.ppo`` keys from the config.  For an
+        updater without a targets step the trainer hands this storage the
+        run's estimator, which fills the returns here
+        (:func:`~habitat_ver.storage.return_steps.fill_on_compute`).
 
         Shapes:
             next_value: ``[num_envs, 1]``
         """
         num_steps = self.current_rollout_step_idx
-        rewards = self._buffer("rewards")[:num_steps]
+        # Upstream stores next_value in slot T as a side effect (value_preds
+        # with GAE, and after_update carries it to slot 0; returns without).
+        # The bootstrap is read back from the buffer: it casts next_value to
+        # the buffer's dtype, as upstream's loop sees it.
+        slot = self._buffer("value_preds" if use_gae else "returns")
+        slot[num_steps] = next_value
+        self._bootstrap_value = slot[num_steps].clone()
+        fill_on_compute(self)
+
+    def return_steps(self) -> RolloutSteps:
+        """The ``T`` steps collected, time-major, for a return estimator.
+
+        Raises:
+            RuntimeError: if :meth:`compute_returns` was not called for them.
+        """
+        bootstrap = self._bootstrap_value
+        if bootstrap is None:
+            raise RuntimeError("return_steps: call compute_returns (the bootstrap value) first")
+        num_steps = self.current_rollout_step_idx
         dones = dones_from_next_masks(self._buffer("masks"), num_steps)
-        if use_gae:
-            # Upstream stores next_value in slot T as a side effect (and
-            # after_update carries it to slot 0); kept, so every buffer but
-            # the unused returns rows stays identical to upstream.
-            self._buffer("value_preds")[num_steps] = next_value
-            _, returns = compute_gae(
-                rewards,
-                self._buffer("value_preds")[:num_steps],
-                dones,
-                # Read back from the buffer: it casts next_value to the
-                # buffer's dtype, as upstream's loop sees it.
-                self._buffer("value_preds")[num_steps],
-                gamma=gamma,
-                gae_lambda=tau,  # habitat's `tau` is GAE's lambda
-                **self._truncation(num_steps, dones),
-            )
-        else:
-            # Same upstream side effect as above, on the returns buffer.
-            self._buffer("returns")[num_steps] = next_value
-            returns = compute_discounted_returns(
-                rewards,
-                dones,
-                self._buffer("returns")[num_steps],
-                gamma=gamma,
-                **self._truncation(num_steps, dones),
-            )
+        cut = self._truncation(num_steps, dones)
+        return RolloutSteps(
+            self._buffer("rewards")[:num_steps],
+            self._buffer("value_preds")[:num_steps],
+            dones,
+            bootstrap,
+            truncated=cut.get("truncated"),
+            truncation_values=cut.get("truncation_values"),
+        )
+
+    def store_returns(self, returns: Tensor) -> None:
+        """Writes ``buffers["returns"][:T]`` and NaN in every later row (not
+        learnt on: out of advantage statistics).
+
+        Shapes:
+            returns: ``[T, num_envs, 1]``
+        """
+        num_steps = self.current_rollout_step_idx
         self._buffer("returns")[:num_steps] = returns
         # PPO's get_advantages normalises over every finite row of the
         # [T + 1, N] buffer; row T and, after a preempted rollout, the rows
         # left from the one before are never learnt on, so NaN keeps them
         # out of the statistics (upstream leaves them in).
         self._buffer("returns")[num_steps:] = float("nan")
+
+    def after_update(self) -> None:
+        """Upstream's; the next rollout needs its own bootstrap value."""
+        super().after_update()  # type: ignore[no-untyped-call]
+        self._bootstrap_value = None

@@ -1,9 +1,11 @@
-"""Learning on VER's linear buffer: returns, importance weights, minibatches.
+"""Learning on VER's linear buffer: sequences, importance weights, minibatches.
 
 VER paper, section 2.2.  :meth:`VERLearning.compute_returns` cuts the
 learnable steps of :class:`~habitat_ver.storage.ver_storage.VERStorage` at
-rollout and episode starts, computes GAE per sequence and each env's
-importance weight; :meth:`VERLearning.data_generator` (once per epoch)
+rollout and episode starts and computes each env's importance weight; the
+returns of the sequences are the updater's targets step's
+(:meth:`VERLearning.return_steps`, :meth:`VERLearning.store_returns`);
+:meth:`VERLearning.data_generator` (once per epoch)
 shuffles the sequences and packs ``B`` minibatches of exactly ``T * N / B``
 steps (:mod:`habitat_ver.storage.minibatch`).  Every piece of a sequence,
 including a tail cut at a minibatch boundary, starts from the recurrent state
@@ -19,9 +21,9 @@ from habitat_baselines.common.tensor_dict import DictTree, TensorDict
 from habitat_baselines.rl.models.rnn_state_encoder import build_rnn_build_seq_info
 from torch import Tensor
 
-from habitat_ver.algo.gae import compute_gae_sequences
 from habitat_ver.algo.importance import truncated_importance_weights
 from habitat_ver.storage import minibatch as mb
+from habitat_ver.storage.return_steps import RolloutSteps, fill_on_compute
 from habitat_ver.storage.stale_fill import with_stale_sequences
 
 
@@ -38,6 +40,9 @@ class VERLearning:
     _counters: TensorDict
     _num_envs: int
     _plan: Optional[mb.SlotSequences]
+    # The fresh steps' sequences and their bootstrap values (compute_returns).
+    _fresh_plan: Optional[mb.SlotSequences]
+    _bootstrap_values: Optional[Tensor]
     device: torch.device
     variable_experience: bool
     is_coeff_cap: float
@@ -64,15 +69,20 @@ class VERLearning:
         gamma: float = 0.99,
         tau: float = 0.95,
     ) -> None:
-        """Cuts the sequences, fills ``returns`` (GAE) and ``is_coeffs``.
+        """Upstream's contract, after collection: cuts the learnable steps
+        into sequences (the plan :meth:`data_generator` and
+        :meth:`return_steps` follow), records each sequence's bootstrap value
+        and fills ``is_coeffs``.  The returns are the targets step's.
+
+        ``use_gae``, ``gamma`` and ``tau`` are unused (upstream's signature):
+        the targets step reads the same ``rl.ppo`` keys from the config.  For
+        an updater without a targets step the trainer hands this storage the
+        run's estimator, which fills the returns here
+        (:func:`~habitat_ver.storage.return_steps.fill_on_compute`).
 
         Args:
             next_value: optional ``[N, 1]`` bootstrap value per env; None uses
                 the value stored with each env's pending step.
-            use_gae: GAE(gamma, tau) if True, else lambda = 1 (discounted
-                returns bootstrapped with the critic).
-            gamma: discount factor.
-            tau: habitat's name for GAE's lambda.
         """
         n = int(self._count("num_slots"))
         stale = self._buf("is_stale")[:n].view(-1).cpu()
@@ -89,32 +99,58 @@ class VERLearning:
         else:
             boot = next_value.to(values)[plan.envs.to(dev)].view(-1, 1)
         # Sequences ending their episode bootstrap nothing; 0 keeps NaN out.
-        boot = boot.masked_fill((plan.bootstrap_slots < 0).to(dev).view(-1, 1), 0.0)
-        slots = plan.slots.to(dev)
-        _, returns = compute_gae_sequences(
-            self._buf("rewards")[slots],
-            values[slots],
-            self._slot("dones")[plan.slots].to(dev).view(-1, 1),
-            boot,
-            plan.lengths.to(dev),
-            gamma=gamma,
-            gae_lambda=tau if use_gae else 1.0,  # habitat's `tau` is lambda
-            **self._truncation(plan.slots, values[slots]),
+        self._bootstrap_values = boot.masked_fill(
+            (plan.bootstrap_slots < 0).to(dev).view(-1, 1), 0.0
         )
-        # Stale steps keep the returns computed when they were fresh.
-        self._buf("returns")[~self._buf("is_stale").view(-1)] = float("nan")
-        self._buf("returns")[slots] = returns
+        self._fresh_plan = plan
         if self.variable_experience:
             weights = truncated_importance_weights(self._count("env_steps"), self.is_coeff_cap).to(
                 dev
             )
             self._buf("is_coeffs").fill_(float("nan"))
             env_of_step = self._slot("env_ids")[plan.slots].to(dev)
-            self._buf("is_coeffs")[slots] = weights[env_of_step].view(-1, 1)
+            self._buf("is_coeffs")[plan.slots.to(dev)] = weights[env_of_step].view(-1, 1)
             self._buf("is_coeffs")[:n][stale.to(dev)] = 1.0
         self._plan = with_stale_sequences(
             plan, stale, *(self._slot(k) for k in ("env_ids", "step_ids", "episode_starts"))
         )
+        fill_on_compute(self)
+
+    def return_steps(self) -> RolloutSteps:
+        """The fresh learnable steps as back-to-back sequences (stale steps
+        keep the returns computed when they were fresh), for a return estimator.
+
+        Raises:
+            RuntimeError: if :meth:`compute_returns` was not called.
+        """
+        plan, boot = self._fresh_plan, self._bootstrap_values
+        if plan is None or boot is None:
+            raise RuntimeError("return_steps: call compute_returns first")
+        slots = plan.slots.to(self.device)
+        values = self._buf("value_preds")[slots]
+        cut = self._truncation(plan.slots, values)
+        return RolloutSteps(
+            self._buf("rewards")[slots],
+            values,
+            self._slot("dones")[plan.slots].to(self.device).view(-1, 1),
+            boot,
+            lengths=plan.lengths.to(self.device),
+            truncated=cut.get("truncated"),
+            truncation_values=cut.get("truncation_values"),
+        )
+
+    def store_returns(self, returns: Tensor) -> None:
+        """Writes the fresh steps' returns (in :meth:`return_steps`' order);
+        every other step but the stale ones gets NaN (not learnt on).
+
+        Shapes:
+            returns: ``[S, 1]``
+        """
+        plan = self._fresh_plan
+        assert plan is not None, "return_steps checked compute_returns"
+        # Stale steps keep the returns computed when they were fresh.
+        self._buf("returns")[~self._buf("is_stale").view(-1)] = float("nan")
+        self._buf("returns")[plan.slots.to(self.device)] = returns
 
     def _truncation(self, slots: Tensor, values: Tensor) -> Dict[str, Tensor]:
         """Time-limit cuts among ``slots`` and the value to bootstrap there.

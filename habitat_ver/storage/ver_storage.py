@@ -14,9 +14,9 @@ the end of a rollout each env's pending slot gives the bootstrap value, and
 first step: its action is in flight (the VER paper's "inflight actions"), so
 the system should send every action it computed, the last batch's included.
 
-Learning on the written steps (returns, importance weights, minibatches) is
-:class:`~habitat_ver.storage.ver_learning.VERLearning`'s; the buffer layout is
-:mod:`habitat_ver.storage.ver_layout`'s.
+Learning on the written steps (sequences for the return estimator, importance
+weights, minibatches) is :class:`~habitat_ver.storage.ver_learning.VERLearning`'s;
+the buffer layout is :mod:`habitat_ver.storage.ver_layout`'s.
 
 Multi-rank VER preempts slow ranks; a preempted rank fills the rest of its
 batch with the previous rollout's most recent fresh steps
@@ -117,6 +117,11 @@ class VERStorage(VERLearning, Storage):
             next_step_id=torch.zeros(n, dtype=long),
         )
         self._plan: Optional[mb.SlotSequences] = None
+        self._fresh_plan: Optional[mb.SlotSequences] = None
+        self._bootstrap_values: Optional[Tensor] = None
+        # The run's estimator where the updater has no targets step (see
+        # habitat_ver.storage.return_steps.fill_on_compute); None otherwise.
+        self.returns_for_readers: Optional[Any] = None
 
     # ------------------------------------------------------------ collection
     @property
@@ -360,7 +365,8 @@ class VERStorage(VERLearning, Storage):
         self._count("num_slots")[:] = k
         self._count("env_steps")[:] = 0
         self.current_policy_version = source.current_policy_version
-        self._plan = None
+        self.returns_for_readers = source.returns_for_readers
+        self._plan = self._fresh_plan = self._bootstrap_values = None
 
     # ------------------------------------------------- habitat's interface
     def to(self, device: Any) -> None:

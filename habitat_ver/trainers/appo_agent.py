@@ -1,19 +1,18 @@
-"""habitat's single-agent manager with appo's storage and targets step.
+"""habitat's single-agent manager with appo's storage.
 
 The storage is appo's trajectory slots
 (:class:`~habitat_ver.system.appo_buffers.TrajectoryBuffers`), not a
 lock-step ``RolloutStorage``; the updater is the configured one (our
 ``PPOUpdater``: the shared update loop, its optimiser, learned entropy
-coefficient, value clipping, ...) with V-trace as its targets step.
+coefficient, value clipping, ...), whose targets step the trainer sets to the
+run's return estimator (``auto``: V-trace).
 """
 
-from typing import Any, cast
+from typing import Any
 
 from habitat_baselines.rl.ppo.single_agent_access_mgr import SingleAgentAccessMgr
 
 from habitat_ver.system.appo_buffers import TrajectoryBuffers
-from habitat_ver.updaters.ppo import PPOUpdater
-from habitat_ver.updaters.targets import VTraceTargets
 
 __all__ = ["AppoAgentAccessMgr", "num_trajectory_slots"]
 
@@ -44,8 +43,3 @@ class AppoAgentAccessMgr(SingleAgentAccessMgr):
             env_spec.action_space,
             (actor_critic.num_recurrent_layers, actor_critic.recurrent_hidden_size),
         )
-
-    def _create_updater(self, actor_critic: Any) -> Any:
-        updater = cast(PPOUpdater, super()._create_updater(actor_critic))
-        updater.use_targets(VTraceTargets.from_config(self._config))
-        return updater

@@ -44,6 +44,7 @@ from habitat_ver.config.schema import (
     learner_num_threads,
     DistribPreemptionConfig,
     ProgressConfig,
+    ReturnsConfig,
     section_or_default,
 )
 from habitat_ver.config.upstream import use_our_env_factory
@@ -69,6 +70,12 @@ from habitat_ver.trainers.run_guards import (
     log_files_closed,
 )
 from habitat_ver.trainers.training_log import write_training_log
+from habitat_ver.updaters.ppo import PPOUpdater
+from habitat_ver.updaters.targets import (
+    RolloutTargets,
+    build_return_estimator,
+    resolve_return_estimator,
+)
 from habitat_ver.trainers.progress import (
     RunProgress,
     RunSummary,
@@ -234,6 +241,24 @@ class HabitatVerTrainer(CheckpointingTrainer):
         log_folder = os.path.dirname(os.path.abspath(self.config.habitat_baselines.log_file))
         os.makedirs(log_folder, exist_ok=True)
         super()._init_train(resume_state)
+        self._init_return_estimator()
+
+    def return_estimator(self) -> str:
+        """``habitat_baselines.returns.estimator``, ``auto`` resolved."""
+        chosen = section_or_default(self.config, "returns", ReturnsConfig).estimator
+        return resolve_return_estimator(chosen, self.TRAINER_KIND)
+
+    def _init_return_estimator(self) -> None:
+        """Gives the run's return estimator to the updater as its targets
+        step; an updater without one (upstream's ``PPO``, ``HRLPPO``) reads
+        returns from the storage, so our storages get it instead and fill the
+        returns through it in upstream's ``compute_returns``."""
+        targets = build_return_estimator(self.return_estimator(), self.config)
+        updater, rollouts = self._agent.updater, self._agent.rollouts
+        if isinstance(updater, PPOUpdater):
+            updater.use_targets(targets)
+        elif isinstance(targets, RolloutTargets) and hasattr(rollouts, "returns_for_readers"):
+            rollouts.returns_for_readers = targets
 
     def preemption_policy(self) -> str:
         """``habitat_baselines.distrib_preemption.policy``, "auto" resolved."""

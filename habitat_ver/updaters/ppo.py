@@ -3,8 +3,9 @@
 The one PPO update loop of every trainer (``ddppo``, ``ver``, ``appo``):
 :meth:`PPOUpdater.update` runs the epochs over ``rollouts.data_generator``
 minibatches; each minibatch is evaluated, gets its advantages and returns
-from the updater's targets step (:mod:`habitat_ver.updaters.targets`: GAE
-from the storage, or V-trace on the current values for ``appo``), and goes
+from the updater's targets step (:mod:`habitat_ver.updaters.targets`: the
+return estimator named by ``habitat_baselines.returns.estimator``; GAE over
+the rollout, or V-trace on the current values for ``appo``), and goes
 through the same losses, optimiser step and metrics.  Upstream's
 ``PPO._update_from_batch`` computes the losses, steps the optimiser and
 records metrics in one method with no hook between them, so that method is
@@ -56,7 +57,8 @@ from habitat_ver.updaters.entropy import (
     LearnedEntropyCoefficient,
     action_dims,
 )
-from habitat_ver.updaters.targets import GAETargets, TargetsStep
+from habitat_ver.updaters.gae_targets import GAETargets
+from habitat_ver.updaters.targets import TargetsStep
 
 __all__ = ["PPOLosses", "PPOUpdater", "action_dims"]
 
@@ -105,7 +107,8 @@ class PPOUpdater(PPO):
     """habitat's ``PPO`` with its loss arithmetic moved into ``algo``.
 
     Same constructor and ``from_config(actor_critic, config)`` as upstream;
-    :meth:`use_targets` swaps the targets step (GAE by default).
+    :meth:`use_targets` swaps the targets step (GAE with habitat's default
+    ``rl.ppo`` keys until the trainer sets the run's estimator).
     ``update(rollouts)`` returns, averaged over every minibatch of every
     epoch (clip fraction and KL: of the last epoch, when the policy has moved
     furthest from the behaviour one):
@@ -163,6 +166,14 @@ class PPOUpdater(PPO):
                 float(entropy_coef), float(entropy_target_factor), lr, eps
             )
         self.targets: TargetsStep = GAETargets()
+
+    @classmethod
+    def from_config(cls, actor_critic: Any, config: Any) -> Any:
+        """Upstream's, from the ``rl.ppo`` section; the targets step is GAE
+        with that section's ``gamma``, ``tau`` and ``use_gae``."""
+        updater = super().from_config(actor_critic, config)
+        updater.use_targets(GAETargets.from_ppo_config(config))
+        return updater
 
     def use_targets(self, targets: TargetsStep) -> None:
         """Where minibatches get their advantages and returns from."""

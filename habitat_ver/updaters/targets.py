@@ -2,28 +2,42 @@
 
 :class:`~habitat_ver.updaters.ppo.PPOUpdater` runs one loop for every trainer
 (epochs, minibatches, losses, optimiser, metrics); the only part that differs
-between trainers is how a minibatch gets its ``advantages`` and ``returns``:
+is how a minibatch gets its ``advantages`` and ``returns``, a
+:class:`TargetsStep` chosen by name with ``habitat_baselines.returns.estimator``
+(a *return estimator*):
 
-* :class:`GAETargets` (``ddppo``, ``ver``): the storage computed GAE returns
-  after collection (``compute_returns``); the advantages are ``returns -
-  value_preds``, normalised once over the whole rollout before the epochs
-  (upstream's ``PPO.get_advantages``), and minibatches are used as stored.
-* :class:`VTraceTargets` (``appo``): the data was collected by several policy
-  versions, so each minibatch's targets are recomputed from the CURRENT critic's
-  values of all ``T + 1`` steps and the current policy's ratios to the policy
-  that acted, truncated at rho-bar and c-bar (V-trace, IMPALA, Espeholt et al.
-  2018, section 4; Sample Factory, Petrenko et al. 2020, section 3.4).
-  Advantages are normalised per minibatch, as Sample Factory does.
+* ``gae`` (``ddppo``, ``ver``; :class:`~habitat_ver.updaters.gae_targets.GAETargets`):
+  a :class:`RolloutTargets`: before the epochs it reads the rollout's steps
+  from the storage (``return_steps``), computes the returns and writes them
+  back (``store_returns``); the advantages are ``returns - value_preds``,
+  normalised once over the whole rollout (upstream's ``PPO.get_advantages``),
+  and minibatches are used as stored.
+* ``vtrace`` (``appo``; :class:`~habitat_ver.updaters.vtrace_targets.VTraceTargets`):
+  recomputed on every minibatch from the current critic and policy.
+
+``auto`` (the default) is the first estimator registered for the trainer's
+kind.  A new estimator is a class in a file of its own -- usually a
+:class:`RolloutTargets` with one method, :meth:`RolloutTargets.returns` --
+plus one :func:`register_return_estimator` call in
+:mod:`habitat_ver.registration`; trainers and config validation find it there.
 """
 
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from torch import Tensor
 
-from habitat_ver.algo.vtrace import vtrace
+from habitat_ver.algo.sequence_grid import from_end_aligned_grid, to_end_aligned_grid
+from habitat_ver.storage.return_steps import RolloutSteps
 
-__all__ = ["GAETargets", "TargetsStep", "VTraceTargets"]
+__all__ = [
+    "RolloutTargets",
+    "TargetsStep",
+    "build_return_estimator",
+    "register_return_estimator",
+    "resolve_return_estimator",
+    "return_estimator_names",
+]
 
 # (values, action_log_probs, dist_entropy) of the steps the losses are taken on.
 Evaluated = Tuple[Tensor, Tensor, Tensor]
@@ -57,10 +71,73 @@ class TargetsStep:
         return {}
 
 
-class GAETargets(TargetsStep):
-    """Returns from the storage, advantages normalised over the rollout."""
+class RolloutTargets(TargetsStep):
+    """Returns computed once over the whole rollout, before the epochs.
+
+    A subclass implements :meth:`returns` on time-major steps; VER's
+    variable-length sequences reach it through :meth:`sequence_returns`,
+    which pads them into an end-aligned grid (right for any estimator whose
+    return at a step depends only on that step and later ones).
+    """
+
+    # Whether upstream's own storages (``RolloutStorage``: no
+    # ``return_steps``) compute these returns themselves in ``compute_returns``;
+    # then they are used as stored.
+    upstream_storages_compute_these: bool = False
+
+    def returns(self, steps: RolloutSteps) -> Tensor:
+        """The returns of time-major steps (``steps.lengths`` is None).
+
+        Shapes:
+            steps: ``[T, K, 1]`` tensors, bootstrap ``[K, 1]``; returns ``[T, K, 1]``.
+        """
+        raise NotImplementedError
+
+    def sequence_returns(self, steps: RolloutSteps) -> Tensor:
+        """The returns of back-to-back sequences (``steps.lengths`` set):
+        :meth:`returns` on the end-aligned grid (padding: reward 0, value 0,
+        not done, not cut), the padding dropped.
+
+        Shapes:
+            steps: ``[S, 1]`` tensors, bootstrap ``[K, 1]``; returns ``[S, 1]``.
+        """
+        lengths = steps.lengths
+        assert lengths is not None, "time-major steps go to returns()"
+        cut = steps.truncated
+        grid = RolloutSteps(
+            to_end_aligned_grid(steps.rewards, lengths, 0.0),
+            to_end_aligned_grid(steps.values, lengths, 0.0),
+            to_end_aligned_grid(steps.dones, lengths, False),
+            steps.bootstrap_values,
+            truncated=None if cut is None else to_end_aligned_grid(cut, lengths, False),
+            truncation_values=(
+                None
+                if steps.truncation_values is None
+                else to_end_aligned_grid(steps.truncation_values, lengths, 0.0)
+            ),
+        )
+        return from_end_aligned_grid(self.returns(grid), lengths)
+
+    def fill_returns(self, rollouts: Any) -> None:
+        """Computes the returns of ``rollouts``' steps and stores them there.
+
+        Raises:
+            TypeError: the storage does not lay out its steps (no ``return_steps``).
+        """
+        if not hasattr(rollouts, "return_steps"):
+            raise TypeError(
+                f"{type(rollouts).__name__} does not lay out its steps for a return "
+                "estimator (no return_steps); use LockstepRolloutStorage or VERStorage"
+            )
+        steps = rollouts.return_steps()
+        if steps.lengths is None:
+            rollouts.store_returns(self.returns(steps))
+        else:
+            rollouts.store_returns(self.sequence_returns(steps))
 
     def before_epochs(self, updater: Any, rollouts: Any) -> Optional[Tensor]:
+        if hasattr(rollouts, "return_steps") or not self.upstream_storages_compute_these:
+            self.fill_returns(rollouts)
         advantages: Tensor = updater.get_advantages(rollouts)
         return advantages
 
@@ -70,78 +147,80 @@ class GAETargets(TargetsStep):
         return values, log_probs, entropy
 
 
-@dataclass
-class VTraceTargets(TargetsStep):
-    """V-trace targets on each minibatch of whole trajectories.
+# ------------------------------------------------------------------ registry
+EstimatorBuilder = Callable[[Any], TargetsStep]
 
-    The minibatch (:meth:`~habitat_ver.system.appo_buffers.TrajectoryBatch.data_generator`)
-    holds ``b`` trajectories of ``T`` steps plus the bootstrap observation,
-    flattened time-major (``[(T + 1) * b, ...]``) for one packed forward; the
-    per-step tensors ``action_log_probs``, ``value_preds`` are ``[T * b, 1]``
-    and ``rewards``, ``dones``, ``truncated`` ``[T, b, 1]``.
 
-    Attributes:
-        gamma: discount (``rl.ppo.gamma``).
-        rho_clip: rho-bar (``rl.appo.vtrace_rho_clip``).
-        c_clip: c-bar (``rl.appo.vtrace_c_clip``).
-        normalize_advantage: ``rl.ppo.use_normalized_advantage``.
+@dataclass(frozen=True)
+class _Entry:
+    build: EstimatorBuilder
+    trainers: Optional[Tuple[str, ...]]  # trainer kinds that run it; None: all
+
+
+_ESTIMATORS: Dict[str, _Entry] = {}
+
+
+def register_return_estimator(
+    name: str, build: EstimatorBuilder, trainers: Optional[Tuple[str, ...]] = None
+) -> None:
+    """Make ``habitat_baselines.returns.estimator=<name>`` build a targets step.
+
+    Args:
+        name: the estimator's name (``auto`` is reserved: each trainer's default).
+        build: full config -> targets step, e.g. the class's ``from_config``.
+        trainers: the trainer kinds (``TRAINER_KIND``) whose storage it can
+            read; None: every trainer.
+
+    Raises:
+        ValueError: ``name`` is ``auto`` or already registered to another builder.
     """
-
-    gamma: float
-    rho_clip: float = 1.0
-    c_clip: float = 1.0
-    normalize_advantage: bool = True
-
-    @classmethod
-    def from_config(cls, config: Any) -> "VTraceTargets":
-        """From ``habitat_baselines.rl.ppo`` and ``habitat_baselines.rl.appo``."""
-        rl = config.habitat_baselines.rl
-        return cls(
-            gamma=float(rl.ppo.gamma),
-            rho_clip=float(rl.appo.vtrace_rho_clip),
-            c_clip=float(rl.appo.vtrace_c_clip),
-            normalize_advantage=bool(rl.ppo.use_normalized_advantage),
+    if name == "auto":
+        raise ValueError("return estimator name 'auto' is reserved (each trainer's default)")
+    existing = _ESTIMATORS.get(name)
+    if existing is not None and existing.build != build:
+        raise ValueError(
+            f"return estimator {name!r} is already registered to {existing.build!r}; "
+            f"refusing to overwrite it with {build!r}"
         )
+    _ESTIMATORS[name] = _Entry(build, None if trainers is None else tuple(trainers))
 
-    def before_epochs(self, updater: Any, rollouts: Any) -> Optional[Tensor]:
-        return None
 
-    def on_minibatch(
-        self, batch: Dict[str, Any], values: Tensor, log_probs: Tensor, entropy: Tensor
-    ) -> Evaluated:
-        """V-trace on the current values; drops the bootstrap row.
+def unregister_return_estimator(name: str) -> None:
+    """Drop a registered estimator (tests registering a toy one clean up with it)."""
+    _ESTIMATORS.pop(name, None)
 
-        Shapes:
-            values, log_probs: ``[(T + 1) * b, 1]``; entropy ``[(T + 1) * b, k]``;
-            returns ``[T * b, 1]``, ``[T * b, 1]``, ``[T * b, k]``.
-        """
-        T, b = batch["rewards"].shape[:2]
-        values = values.view(T + 1, b, 1)
-        log_probs = log_probs.view(T + 1, b, 1)[:-1]
-        entropy = entropy.view(T + 1, b, -1)[:-1]
-        cut = batch["truncated"]
-        # A cut's next observation is the next episode's first: the cut
-        # step's own value stands in for the value after it (Sample Factory).
-        truncation = dict(truncated=cut, truncation_values=values[:-1]) if bool(cut.any()) else {}
-        targets = vtrace(
-            batch["action_log_probs"].view(T, b, 1),
-            log_probs,
-            batch["rewards"],
-            values[:-1],
-            batch["dones"],
-            values[-1],
-            self.gamma,
-            self.rho_clip,
-            self.c_clip,
-            **truncation,
-        )
-        advantages = targets.pg_advantages
-        if self.normalize_advantage:
-            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-5)
-        batch["advantages"] = advantages.reshape(T * b, 1)
-        batch["returns"] = targets.vs.reshape(T * b, 1)
-        batch["vtrace_rhos"] = targets.clipped_rhos
-        return values[:-1].reshape(T * b, 1), log_probs.reshape(T * b, 1), entropy.flatten(0, 1)
 
-    def metrics(self, batch: Dict[str, Any]) -> Dict[str, Tensor]:
-        return {"learner/vtrace_rho_mean": batch["vtrace_rhos"].mean()}
+def return_estimator_names(trainer_kind: Optional[str] = None) -> Tuple[str, ...]:
+    """Registered names, in registration order; with ``trainer_kind``, only
+    those that trainer kind can run."""
+    return tuple(
+        name
+        for name, entry in _ESTIMATORS.items()
+        if trainer_kind is None or entry.trainers is None or trainer_kind in entry.trainers
+    )
+
+
+def resolve_return_estimator(chosen: str, trainer_kind: str) -> str:
+    """``chosen`` with ``auto`` read as the first estimator registered for the kind.
+
+    Raises:
+        KeyError: ``auto`` with no estimator registered for ``trainer_kind``.
+    """
+    if chosen != "auto":
+        return chosen
+    names = return_estimator_names(trainer_kind)
+    if not names:
+        raise KeyError(f"no return estimator registered for trainer kind {trainer_kind!r}")
+    return names[0]
+
+
+def build_return_estimator(name: str, config: Any) -> TargetsStep:
+    """The targets step registered as ``name``, built from the run's config.
+
+    Raises:
+        KeyError: no estimator of that name (the message lists the registered ones).
+    """
+    entry = _ESTIMATORS.get(name)
+    if entry is None:
+        raise KeyError(f"no return estimator {name!r}: registered are {return_estimator_names()}")
+    return entry.build(config)

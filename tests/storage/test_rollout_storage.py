@@ -12,6 +12,7 @@ from habitat_baselines.common.rollout_storage import RolloutStorage
 from habitat_baselines.rl.ppo.ppo import PPO
 
 from habitat_ver.storage.rollout_storage import LockstepRolloutStorage
+from habitat_ver.updaters.gae_targets import GAETargets
 
 NUM_STEPS, NUM_ENVS = 6, 4
 
@@ -83,6 +84,7 @@ def test_compute_returns_equals_upstream(use_gae, double_buffered, num_steps, se
     for rollout in range(2):
         next_value = _fill([ours, upstream], seed * 10 + rollout, num_steps, double_buffered)
         ours.compute_returns(next_value, use_gae, 0.99, 0.95)
+        GAETargets(0.99, 0.95, use_gae=use_gae).fill_returns(ours)
         upstream.compute_returns(next_value, use_gae, 0.99, 0.95)
         _assert_buffers_equal(ours, upstream, num_steps)
         ours.after_update()
@@ -105,12 +107,14 @@ def test_episode_end_mid_rollout_hand_computed():
         )
         storage.advance_rollout()
     storage.compute_returns(torch.tensor([[4.0], [2.0]]), True, 0.5, 0.5)
+    GAETargets(0.5, 0.5).fill_returns(storage)
     torch.testing.assert_close(
         storage.buffers["returns"][:3, :, 0],
         torch.tensor([[1.75, 0.4375], [2.0, 0.75], [5.0, 2.0]]),
     )
     # Without GAE: [[2, 0.5], [2, 1], [5, 2]] (see test_gae.py).
     storage.compute_returns(torch.tensor([[4.0], [2.0]]), False, 0.5, 0.5)
+    GAETargets(0.5, 0.5, use_gae=False).fill_returns(storage)
     torch.testing.assert_close(
         storage.buffers["returns"][:3, :, 0],
         torch.tensor([[2.0, 0.5], [2.0, 1.0], [5.0, 2.0]]),
@@ -122,6 +126,7 @@ def test_uses_upstream_constructor_and_data_generator():
     assert isinstance(storage, RolloutStorage)
     next_value = _fill([storage], 0, NUM_STEPS, double_buffered=True)
     storage.compute_returns(next_value, True, 0.99, 0.95)
+    GAETargets(0.99, 0.95).fill_returns(storage)
     advantages = storage.buffers["returns"] - storage.buffers["value_preds"]
     batches = list(storage.data_generator(advantages, 2))
     assert len(batches) == 2
@@ -145,6 +150,7 @@ def test_advantage_statistics_cover_only_the_rows_learnt_on():
         )
         storage.advance_rollout()
     storage.compute_returns(torch.full((2, 1), 7.0), True, 0.5, 0.5)
+    GAETargets(0.5, 0.5).fill_returns(storage)
     storage.after_update()
     storage.insert(
         value_preds=torch.tensor([[1.0], [3.0]]),
@@ -153,6 +159,7 @@ def test_advantage_statistics_cover_only_the_rows_learnt_on():
     )
     storage.advance_rollout()
     storage.compute_returns(torch.tensor([[0.0], [1.0]]), True, 0.5, 0.5)
+    GAETargets(0.5, 0.5).fill_returns(storage)
     ppo = SimpleNamespace(use_normalized_advantage=True, _compute_var_mean=PPO._compute_var_mean)
     advantages = PPO.get_advantages(ppo, storage)
     assert int(torch.isfinite(advantages).sum()) == 2

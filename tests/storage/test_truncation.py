@@ -14,6 +14,7 @@ import habitat_ver  # noqa: F401  (sim-free mode before habitat imports)
 from habitat_ver.storage.rollout_storage import LockstepRolloutStorage
 from habitat_ver.storage.ver_storage import VERStorage
 from habitat_ver.system.truncation import TRUNCATION_KEY, truncated_from_info_rows
+from habitat_ver.updaters.gae_targets import GAETargets
 
 OBS = spaces.Dict({"state": spaces.Box(-1.0, 1.0, (1,), dtype=np.float32)})
 AC = SimpleNamespace(num_recurrent_layers=1, recurrent_hidden_size=2)
@@ -38,6 +39,7 @@ def _ver_returns(cut):
             truncated=torch.tensor([cut and reward == 1.0]),
         )
     s.compute_returns(None, True, 0.5, 0.5)
+    GAETargets(0.5, 0.5).fill_returns(s)
     return s.buffers["returns"][:2, 0].tolist()
 
 
@@ -71,6 +73,7 @@ def test_lockstep_storage_bootstraps_a_cut_from_its_own_value():
         s.advance_rollout()
         s.mark_truncated(torch.tensor([True, True]))  # not an episode end: ignored
         s.compute_returns(torch.full((2, 1), 4.0), use_gae, 0.5, 0.5)
+        GAETargets(0.5, 0.5, use_gae=use_gae).fill_returns(s)
         assert s.buffers["returns"][:2, :, 0].tolist() == [[1.25, 1.0], [4.0, 4.0]], use_gae
 
 

@@ -15,6 +15,7 @@ import habitat_ver  # noqa: F401  (sim-free mode before habitat imports)
 from habitat_baselines.rl.models.rnn_state_encoder import build_rnn_state_encoder
 from habitat_ver.storage import minibatch as mb
 from habitat_ver.storage.ver_storage import VERStorage
+from habitat_ver.updaters.gae_targets import GAETargets
 
 # Each observation is (env, step id, 0): the batch names its steps.
 OBS = spaces.Dict({"state": spaces.Box(-1e6, 1e6, (3,), dtype=np.float32)})
@@ -87,6 +88,7 @@ def _check_update(c, storage, previous_fresh, counts):
     the GRU replay error over one epoch of minibatches."""
     need, not_prev_fresh = storage.num_stale, 0
     storage.compute_returns(None, True, 0.9, 0.8)
+    GAETargets(0.9, 0.8).fill_returns(storage)
     for batch in storage.data_generator(None, 2):
         obs = batch["observations"]["state"].long()
         keys = [(int(o[0]), int(o[1])) for o in obs]

@@ -21,6 +21,7 @@ from habitat_ver.policies.compact_policy import CompactPolicy
 from habitat_ver.storage.rollout_storage import LockstepRolloutStorage
 from habitat_ver.storage.ver_storage import VERStorage
 from habitat_ver.updaters.ppo import PPOUpdater
+from habitat_ver.updaters.gae_targets import GAETargets
 
 # Each stored observation is (env, step id, episode id): batches name their steps.
 OBS = spaces.Dict({"state": spaces.Box(-1e6, 1e6, (3,), dtype=np.float32)})
@@ -215,6 +216,7 @@ def test_minibatch_invariants_over_random_schedules(sc):
         c.rollout(np.asarray(sc["speeds"]))
         assert c.s.steps_collected == sc["t"] * sc["n"] == len(c.learnable)
         c.s.compute_returns(None, True, GAMMA, LAMBDA)
+        GAETargets(GAMMA, LAMBDA).fill_returns(c.s)
         for _epoch in range(2):
             check_epoch(c, list(c.s.data_generator(None, sc["b"])), sc["b"])
         spare = c.after_update(spare)
@@ -225,6 +227,7 @@ def test_equal_counts_give_unit_weights_and_skewed_counts_are_truncated():
     for _ in range(4):  # lock-step: every env 3 learnable steps
         c.insert([0, 1])
     s.compute_returns(None, True, GAMMA, LAMBDA)
+    GAETargets(GAMMA, LAMBDA).fill_returns(s)
     assert torch.equal(
         s.buffers["is_coeffs"][torch.isfinite(s.buffers["is_coeffs"])], torch.ones(6)
     )
@@ -235,6 +238,7 @@ def test_equal_counts_give_unit_weights_and_skewed_counts_are_truncated():
     c2.insert([1])
     c2.insert([0])  # env 0: 5, env 1: 1 -> S = 6
     s2.compute_returns(None, True, GAMMA, LAMBDA)
+    GAETargets(GAMMA, LAMBDA).fill_returns(s2)
     batch = next(s2.data_generator(None, 1))
     w = {key(batch, i)[0]: float(batch["is_coeffs"][i]) for i in range(6)}
     # S / (N n_e): env 0: 6 / (2 * 5) = 0.6;  env 1: 6 / 2 = 3 -> capped at 2.
@@ -297,6 +301,7 @@ def test_cut_tail_after_earlier_episode_of_same_env_gets_its_own_state():
             c.episode[0] = 1 if t >= 2 else 0
             c.insert([0, 1])
         s.compute_returns(None, True, GAMMA, LAMBDA)
+        GAETargets(GAMMA, LAMBDA).fill_returns(s)
         torch.manual_seed(seed)
         for batch in s.data_generator(None, 4):
             pieces = unpack(batch)
@@ -374,6 +379,7 @@ def _fill_lockstep(policy, steps):
         )
         s.advance_rollout()
     s.compute_returns(steps[T_EQ]["out"].values, True, GAMMA, LAMBDA)
+    GAETargets(GAMMA, LAMBDA).fill_returns(s)
     return s
 
 
@@ -401,6 +407,7 @@ def _fill_ver(policy, steps, variable):
             rewards=steps[t - 1]["r"] if t else None,
         )
     s.compute_returns(None, True, GAMMA, LAMBDA)
+    GAETargets(GAMMA, LAMBDA).fill_returns(s)
     return s
 
 
@@ -419,6 +426,7 @@ def _update(policy, storage):
         max_grad_norm=0.5,
         use_normalized_advantage=False,
     )
+    upd.use_targets(GAETargets(GAMMA, LAMBDA))
     torch.manual_seed(123)  # same env permutations for both storages
     metrics = upd.update(storage)
     return metrics, [p.detach() - b for p, b in zip(policy.parameters(), before)]
@@ -457,6 +465,7 @@ def test_error_paths():
     with pytest.raises(ValueError, match="room"):
         c.insert([0])
     s.compute_returns(None, True, GAMMA, LAMBDA)
+    GAETargets(GAMMA, LAMBDA).fill_returns(s)
     with pytest.raises(ValueError, match="divide"):
         next(s.data_generator(None, 3))
     s.insert_first_observations({})  # habitat's trainer calls it; a no-op here
@@ -481,6 +490,7 @@ def test_preempted_rollout_is_filled_with_the_latest_previous_steps():
     c.insert([0, 1])
     c.rollout(np.array([1.0, 0.5]))
     previous.compute_returns(None, True, GAMMA, LAMBDA)
+    GAETargets(GAMMA, LAMBDA).fill_returns(previous)
     old_returns = _returns_by_step(previous)
     n = int(previous._counters["num_slots"])
     write_order = torch.nonzero(previous._slots["learnable"][:n]).view(-1)
@@ -491,6 +501,7 @@ def test_preempted_rollout_is_filled_with_the_latest_previous_steps():
     assert current.steps_collected == 2 and not current.rollout_done
     assert current.fill_stale(previous) == B - 2 == current.num_stale
     current.compute_returns(None, True, GAMMA, LAMBDA)
+    GAETargets(GAMMA, LAMBDA).fill_returns(current)
     batches = list(current.data_generator(None, 2))
     assert [b["masks"].shape[0] for b in batches] == [3, 3]
     rows = [(key(b, r), b, r) for b in batches for r in range(3)]

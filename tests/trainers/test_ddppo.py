@@ -362,6 +362,7 @@ def test_time_limit_cuts_reach_the_lockstep_storage(out_dir):
         assert not cuts[:, 0].any()
         gamma = config.habitat_baselines.rl.ppo.gamma
         rollouts.compute_returns(torch.zeros(2, 1), True, gamma, 0.95)
+        trainer._agent.updater.targets.fill_returns(rollouts)  # the run's estimator: GAE
         buffers = rollouts.buffers
         expected = buffers["rewards"][3, 1] + gamma * buffers["value_preds"][3, 1]
         torch.testing.assert_close(buffers["returns"][3, 1], expected)

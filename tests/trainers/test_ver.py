@@ -169,7 +169,10 @@ def test_envs_keep_stepping_while_ppo_learns(out_dir):
 
         def update_once_envs_stepped(rollouts):
             # Learning starts only once the next rollout has 8 new steps, so
-            # they were collected while this update was running.
+            # they were collected while this update was running. The update's
+            # targets step writes the returns (the learner's own write): filled
+            # here first, the same numbers, so the snapshot holds them.
+            trainer._agent.updater.targets.fill_returns(rollouts)
             before.update(_flat(rollouts.buffers))
             nxt, deadline = trainer._agent._spare, time.monotonic() + 60
             while nxt.steps_collected < 8 and time.monotonic() < deadline:
@@ -347,6 +350,7 @@ def test_time_limit_cuts_bootstrap_in_the_storage(out_dir):
         assert int(dones.sum()) >= 8 and torch.equal(cuts, dones)
         gamma = config.habitat_baselines.rl.ppo.gamma
         rollouts.compute_returns(None, True, gamma, config.habitat_baselines.rl.ppo.tau)
+        trainer._agent.updater.targets.fill_returns(rollouts)  # the run's estimator: GAE
         slots = torch.nonzero(rollouts._slots["truncated"] & learnable).view(-1)
         torch.testing.assert_close(
             rollouts.buffers["returns"][slots], 1.0 + gamma * rollouts.buffers["value_preds"][slots]

@@ -17,7 +17,8 @@ from habitat_ver.config.ver_policy import VERPolicyConfig
 from habitat_ver.policies.ver_policy import VERPolicy
 from habitat_ver.system.appo_batch import TrajectoryBatch
 from habitat_ver.updaters.ppo import PPOUpdater
-from habitat_ver.updaters.targets import GAETargets, VTraceTargets
+from habitat_ver.updaters.gae_targets import GAETargets
+from habitat_ver.updaters.vtrace_targets import VTraceTargets
 
 T, B = 3, 2
 GAMMA, RHO_BAR, C_BAR = 0.9, 1.0, 0.8

@@ -1,0 +1,145 @@
+"""The return-estimator registry and the layouts an estimator is handed."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from gym import spaces
+
+import habitat_ver  # noqa: F401  (sim-free mode before habitat imports)
+from habitat_baselines.common.rollout_storage import RolloutStorage
+
+from habitat_ver.storage.return_steps import RolloutSteps
+from habitat_ver.storage.rollout_storage import LockstepRolloutStorage
+from habitat_ver.updaters.gae_targets import GAETargets
+from habitat_ver.updaters.targets import (
+    RolloutTargets,
+    build_return_estimator,
+    register_return_estimator,
+    resolve_return_estimator,
+    return_estimator_names,
+    unregister_return_estimator,
+)
+from habitat_ver.updaters.vtrace_targets import VTraceTargets
+
+
+class RewardSum(RolloutTargets):
+    """Undiscounted reward-to-go, no bootstrap (time-major only: sequences
+    go through the base class's grid)."""
+
+    def returns(self, steps):
+        returns = torch.empty_like(steps.rewards)
+        following = torch.zeros_like(steps.bootstrap_values)
+        for t in reversed(range(steps.rewards.shape[0])):
+            following = steps.rewards[t] + (~steps.dones[t]) * following
+            returns[t] = following
+        return returns
+
+
+def test_registered_names_and_what_auto_means():
+    assert return_estimator_names() == ("gae", "vtrace")
+    assert return_estimator_names("ddppo") == return_estimator_names("ver") == ("gae",)
+    assert return_estimator_names("appo") == ("vtrace",)
+    assert resolve_return_estimator("auto", "ver") == "gae"
+    assert resolve_return_estimator("auto", "appo") == "vtrace"
+    ppo = SimpleNamespace(gamma=0.5, tau=0.25, use_gae=False, use_normalized_advantage=True)
+    appo = SimpleNamespace(vtrace_rho_clip=2.0, vtrace_c_clip=0.5)
+    config = SimpleNamespace(
+        habitat_baselines=SimpleNamespace(rl=SimpleNamespace(ppo=ppo, appo=appo))
+    )
+    assert build_return_estimator("gae", config) == GAETargets(0.5, 0.25, use_gae=False)
+    assert build_return_estimator("vtrace", config) == VTraceTargets(0.5, 2.0, 0.5, True)
+
+
+def test_registry_refuses_overwrites_auto_and_unknown_names():
+    register_return_estimator("sum", lambda config: RewardSum(), trainers=("ddppo",))
+    try:
+        assert return_estimator_names("ddppo") == ("gae", "sum")
+        assert return_estimator_names("appo") == ("vtrace",)
+        with pytest.raises(ValueError, match="'sum' is already registered"):
+            register_return_estimator("sum", lambda config: RewardSum())
+    finally:
+        unregister_return_estimator("sum")
+    with pytest.raises(ValueError, match="'auto' is reserved"):
+        register_return_estimator("auto", lambda config: RewardSum())
+    registered = r"no return estimator 'sum': registered are \('gae', 'vtrace'\)"
+    with pytest.raises(KeyError, match=registered):
+        build_return_estimator("sum", None)
+
+
+def test_sequences_reach_a_time_major_estimator_through_the_grid():
+    # Sequences [1, 2] (not done) and [4]: reward-to-go [3, 2] and [4]; a
+    # done step ends the sum: [1 (done), 2] gives [1, 2].
+    steps = RolloutSteps(
+        torch.tensor([[1.0], [2.0], [4.0]]),
+        torch.zeros(3, 1),
+        torch.tensor([[False], [False], [False]]),
+        torch.zeros(2, 1),
+        lengths=torch.tensor([2, 1]),
+    )
+    assert RewardSum().sequence_returns(steps).view(-1).tolist() == [3.0, 2.0, 4.0]
+    ended = steps._replace(dones=torch.tensor([[True], [False], [False]]))
+    assert RewardSum().sequence_returns(ended).view(-1).tolist() == [1.0, 2.0, 4.0]
+
+
+def test_gae_on_the_grid_equals_gae_on_sequences_bit_for_bit():
+    # GAETargets keeps compute_gae_sequences for sequences; the base class's
+    # grid path (RolloutTargets.sequence_returns) gives the same bits.
+    g = torch.Generator().manual_seed(0)
+    lengths = torch.tensor([3, 1, 5, 2])
+    s = int(lengths.sum())
+    steps = RolloutSteps(
+        torch.randn(s, 1, generator=g),
+        torch.randn(s, 1, generator=g),
+        torch.rand(s, 1, generator=g) < 0.3,
+        torch.randn(4, 1, generator=g),
+        lengths=lengths,
+    )
+    gae = GAETargets(0.9, 0.8)
+    assert torch.equal(gae.sequence_returns(steps), RolloutTargets.sequence_returns(gae, steps))
+
+
+def _filled(cls, seed=0, steps=5, envs=3):
+    storage = cls(
+        steps,
+        envs,
+        spaces.Dict({"state": spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)}),
+        spaces.Discrete(2),
+        SimpleNamespace(num_recurrent_layers=1, recurrent_hidden_size=2),
+    )
+    g = torch.Generator().manual_seed(seed)
+    for _ in range(steps):
+        storage.insert(
+            value_preds=torch.randn(envs, 1, generator=g),
+            rewards=torch.randn(envs, 1, generator=g),
+            next_masks=torch.rand(envs, 1, generator=g) > 0.3,
+        )
+        storage.advance_rollout()
+    return storage, torch.randn(envs, 1, generator=g)
+
+
+def test_an_updater_without_targets_step_gets_the_returns_from_compute_returns():
+    # Upstream's PPO reads returns from the storage: the trainer hands our
+    # storage the run's estimator, and upstream's compute_returns fills them.
+    ours, next_value = _filled(LockstepRolloutStorage)
+    upstream, _ = _filled(RolloutStorage)
+    ours.returns_for_readers = GAETargets(0.99, 0.95)
+    ours.compute_returns(next_value, True, 0.99, 0.95)
+    upstream.compute_returns(next_value, True, 0.99, 0.95)
+    assert torch.equal(ours.buffers["returns"][:5], upstream.buffers["returns"][:5])
+
+
+def test_storage_steps_need_compute_returns_and_upstream_storages_keep_their_gae():
+    storage, _ = _filled(LockstepRolloutStorage)
+    with pytest.raises(RuntimeError, match="call compute_returns"):
+        storage.return_steps()
+    # Upstream's RolloutStorage computes GAE itself: GAE uses it as stored,
+    # another estimator cannot read its steps.
+    upstream, next_value = _filled(RolloutStorage)
+    upstream.compute_returns(next_value, True, 0.99, 0.95)
+    stored = upstream.buffers["returns"].clone()
+    updater = SimpleNamespace(get_advantages=lambda rollouts: rollouts.buffers["returns"])
+    assert torch.equal(GAETargets().before_epochs(updater, upstream), stored)
+    with pytest.raises(TypeError, match="RolloutStorage does not lay out its steps"):
+        RewardSum().before_epochs(updater, upstream)
