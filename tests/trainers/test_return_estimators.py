@@ -6,12 +6,15 @@ bootstrap) is registered under a name, chosen with
 the advantages PPO learns on are its returns minus the stored values.
 """
 
+import math
+
 import pytest
 import torch
 
 from habitat_ver.config.compose import get_config
 from habitat_ver.config.validate import ConfigError, validate
 from habitat_ver.trainers.ddppo import DDPPOTrainer
+from habitat_ver.trainers.ver import VERTrainer
 from habitat_ver.updaters.gae_targets import GAETargets
 from habitat_ver.updaters.targets import (
     RolloutTargets,
@@ -138,3 +141,24 @@ def test_a_registered_estimator_is_allowed_for_its_trainers_only(reward_to_go):
     allowed = r"'reward_to_go' is not allowed: one of \('auto', 'gae'\) for trainer 'ver'"
     with pytest.raises(ConfigError, match=allowed):
         validate(get_config("gym/ver_cartpole", chosen))
+
+
+@pytest.mark.parametrize("trainer_cls", [DDPPOTrainer, VERTrainer], ids=["ddppo", "ver"])
+def test_upstreams_updater_learns_on_returns_the_estimator_filled(out_dir, trainer_cls):
+    # Upstream's PPO has no targets step and reads returns from the storage:
+    # our storage gets the run's estimator and fills them in compute_returns.
+    name = trainer_cls.TRAINER_KIND
+    config = get_config(
+        f"gym/{name}_cartpole",
+        run_overrides(out_dir, num_updates=1) + ["habitat_baselines.updater_name=PPO"],
+    )
+    trainer = trainer_cls(config)
+    trainer.serial_envs = True  # ver's env workers in this process (ddppo ignores it)
+    trainer._init_train()
+    try:
+        assert type(trainer._agent.updater).__name__ == "PPO"
+        assert trainer._agent.rollouts.returns_for_readers == GAETargets.from_config(config)
+        losses = trainer._learn(trainer._collect_rollout())
+        assert math.isfinite(losses["value_loss"]) and math.isfinite(losses["action_loss"])
+    finally:
+        trainer.envs.close()
