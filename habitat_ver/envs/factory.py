@@ -27,7 +27,7 @@ import random
 from typing import Any, Callable, List, Sequence, Tuple
 
 import hydra
-from habitat import ThreadedVectorEnv, VectorEnv, logger
+from habitat import VectorEnv, logger
 from habitat.config import read_write
 from habitat_baselines.common.env_factory import VectorEnvFactory
 from omegaconf import OmegaConf
@@ -37,7 +37,7 @@ from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.schema import hang_warning_seconds
 from habitat_ver.envs.builder import build_env, scenario_for
 from habitat_ver.system.stop_signals import worker_context
-from habitat_ver.system.vector_env import GuardedVectorEnv
+from habitat_ver.system.vector_env import GuardedVectorEnv, ObservedThreadedVectorEnv
 
 
 def split_scenes(scenes: Sequence[str], num_environments: int, seed: int) -> List[List[str]]:
@@ -130,7 +130,7 @@ class VerVectorEnvFactory(VectorEnvFactory):
         if int(os.environ.get("HABITAT_ENV_DEBUG", 0)):
             # Upstream's debugging switch: step the envs in threads of this
             # process (kept for the configs that name it).
-            envs: VectorEnv = ThreadedVectorEnv(
+            envs: VectorEnv = ObservedThreadedVectorEnv(
                 make_env_fn=self.make_env,
                 env_fn_args=env_args,
                 workers_ignore_signals=workers_ignore_signals,

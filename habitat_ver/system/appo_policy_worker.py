@@ -27,7 +27,7 @@ from habitat_baselines.utils.common import inference_mode
 from torch import Tensor
 
 from habitat_ver.system.appo_buffers import SlotPool, TrajectoryBuffers
-from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
+from habitat_ver.system.env_pool import AsyncGroupPool
 from habitat_ver.system.reward_guard import DEFAULT_MAX_NONFINITE_REWARDS, NonFiniteRewards
 from habitat_ver.system.shared_buffers import record_episode_stats
 from habitat_ver.system.truncation import truncated_from_info_rows
@@ -54,7 +54,7 @@ class PolicyWorker:
 
     def __init__(
         self,
-        pool: RolloutWorkerPool,
+        pool: AsyncGroupPool,
         policy: Any,
         trajectories: TrajectoryBuffers,
         slots: SlotPool,

@@ -16,13 +16,12 @@ total (:meth:`RolloutWorkerPool.close`), also after a failure, whose report
 names the env index and carries its traceback.
 """
 
-import atexit
 import contextlib
 import enum
 import os
 import queue
 import traceback
-from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from habitat_ver.system.env_worker import (
     LINK_CLOSED_ERRORS,
@@ -35,12 +34,10 @@ from habitat_ver.system.env_worker import (
 from habitat_ver.system.shared_buffers import EnvSharedBuffers
 from habitat_ver.system.stop_signals import ignore_stop_signals, worker_context
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
-from habitat_ver.system.worker_pool import (
+from habitat_ver.system.worker_processes import (
     START_TIMEOUT_S,
     EnvWorkerError,
-    check_same_spaces,
-    stop_worker_processes,
-    warn_hung,
+    WorkerProcessPool,
 )
 
 # (global env index, zero-argument picklable env builder)
@@ -183,7 +180,7 @@ def _report_failure(reports: Any, env_index: int, details: str) -> None:
         reports.put((Report.FAILED, env_index, f"[pid {os.getpid()}] {details}"))
 
 
-class RolloutWorkerPool:
+class RolloutWorkerPool(WorkerProcessPool):
     """``W`` rollout workers of ``k`` envs each, in processes or in-process.
 
     Args:
@@ -197,6 +194,8 @@ class RolloutWorkerPool:
             the env (worker processes only).
     """
 
+    WORKERS = "rollout workers"
+
     def __init__(
         self,
         makers: Sequence[EnvMaker],
@@ -206,13 +205,8 @@ class RolloutWorkerPool:
         serial: bool = False,
         hang_warning_s: float = DEFAULT_HANG_WARNING_S,
     ):
-        self.num_envs = len(makers)
-        self._hang_warning_s = hang_warning_s
+        super().__init__(len(makers), describe, serial, hang_warning_s)
         self.num_workers = num_workers
-        self._describe = describe
-        self._serial = serial
-        self._closed = False
-        self._processes: List[Any] = []
         # Called first thing in close() (the trainer stops its policy worker).
         self.close_hooks: List[Callable[[], None]] = []
         self._workers: List[RolloutWorker] = []
@@ -220,20 +214,12 @@ class RolloutWorkerPool:
         chunks = [makers[w * per_worker : (w + 1) * per_worker] for w in range(num_workers)]
         # groups[w][g]: the env rows of group g of worker w.
         self.groups = [split_groups([i for i, _ in chunk], num_groups) for chunk in chunks]
-        # Per env row, the info metric held by each column of its `infos` row.
-        self.info_names: List[List[str]] = [[] for _ in makers]
         if serial:
             self._reports: Any = queue.Queue()
             spaces = self._start_serial(chunks, num_groups)
         else:
             spaces = self._start_processes(chunks, num_groups)
-        try:
-            check_same_spaces(spaces, describe)
-        except EnvWorkerError:
-            self.close()
-            raise
-        self.observation_space, self.action_space = spaces[0]
-        self.buffers = EnvSharedBuffers.allocate(self.num_envs, *spaces[0])
+        self._share_spaces(spaces)
         if serial:
             for worker in self._workers:
                 worker.set_buffers(self.buffers)
@@ -257,11 +243,12 @@ class RolloutWorkerPool:
         context = worker_context()
         self._reports = context.Queue()
         self._commands = [context.SimpleQueue() for _ in chunks]
-        atexit.register(self.close)  # also on any exit path (workers ignore SIGTERM)
+        self._close_at_exit()
         for w, chunk in enumerate(chunks):
-            process = context.Process(
-                target=init_process,
-                args=(
+            self._spawn(
+                context,
+                init_process,
+                (
                     w,
                     list(chunk),
                     num_groups,
@@ -270,11 +257,8 @@ class RolloutWorkerPool:
                     os.getpid(),
                     self._hang_warning_s,
                 ),
-                daemon=True,
-                name=f"habitat_ver-appo-rollout-{w}",
+                f"habitat_ver-appo-rollout-{w}",
             )
-            process.start()
-            self._processes.append(process)
         spaces: Dict[int, Any] = {}
         while len(spaces) < len(chunks):
             _, w, payload = self._next_report_or_fail(
@@ -282,9 +266,6 @@ class RolloutWorkerPool:
             )
             spaces[w] = payload
         return [env_spaces for w in range(len(chunks)) for env_spaces in spaces[w]]
-
-    def _set_info_names(self, index: int, names: List[str]) -> None:
-        self.info_names[index] = names
 
     # ------------------------------------------------------------ messages
     def reset_all(self) -> None:
@@ -304,11 +285,6 @@ class RolloutWorkerPool:
             report = self._next_report_or_fail("while their envs reset", {w for w, _ in waiting})
             waiting.discard(tuple(report[1:]))
         return self.buffers.observation_dicts()
-
-    @staticmethod
-    def post_step(observations: Any) -> Any:
-        """habitat VectorEnv's hook; nothing to do here."""
-        return observations
 
     def all_groups(self) -> List[Tuple[int, int]]:
         """Every ``(worker, group)``."""
@@ -354,43 +330,29 @@ class RolloutWorkerPool:
             try:
                 report: Tuple[Any, int, Any] = self._reports.get(timeout=timeout)
             except queue.Empty:
-                dead = [w for w, p in enumerate(self._processes) if not p.is_alive()]
-                if dead:
-                    first_env = self.groups[dead[0]][0][0]
+                dead = self._first_dead()
+                if dead is not None:
                     self._fail(
-                        first_env,
-                        f"rollout worker {dead[0]} exited with code "
-                        f"{self._processes[dead[0]].exitcode}",
+                        self.groups[dead][0][0],
+                        f"rollout worker {dead} exited with code {self._processes[dead].exitcode}",
                     )
                 raise
-            if report[0] == Report.FAILED:
-                self._fail(report[1], report[2])
-            if report[0] == Report.INFO_NAMES:
-                self._set_info_names(report[1], report[2])
-                continue
-            if report[0] == Report.HUNG:
-                warn_hung(report[1], self._describe(report[1]), report[2], self._hang_warning_s)
-                continue
-            return report
-
-    def _fail(self, env_index: int, details: str) -> NoReturn:
-        self.close()
-        raise EnvWorkerError(
-            f"environment {env_index} ({self._describe(env_index)}) failed; all rollout "
-            f"workers were shut down.\n{details}"
-        )
+            self._raise_if_failed(report)
+            if not self._handled_here(report):
+                return report
 
     # ------------------------------------------------------------ shutdown
-    def close(self) -> None:
-        """Stop every worker; idempotent, safe after a failure."""
-        if self._closed:
-            return
-        self._closed = True
-        atexit.unregister(self.close)
+    def _before_close(self) -> None:
         for hook in self.close_hooks:
             hook()
-        if self._serial:
-            for worker in self._workers:
-                worker.close()
-            return
-        stop_worker_processes(self._processes, self._commands, (Command.CLOSE, -1), self._reports)
+
+    def _close_in_process(self) -> None:
+        for worker in self._workers:
+            worker.close()
+
+    def _ask_to_stop(self, index: int) -> None:
+        self._commands[index].put((Command.CLOSE, -1))
+
+    def _close_channels(self) -> None:
+        self._reports.close()
+        self._reports.join_thread()

@@ -18,28 +18,42 @@ after every worker was shut down; an env that takes longer than
 (SIGTERM, SIGUSR1/2) that arrives while an env is overdue ends the run at once;
 workers ignore stop signals (the trainer stops them) and exit when the trainer
 is gone.
+
+Both it and the in-thread env of upstream's debugging switch
+(:class:`ObservedThreadedVectorEnv`) let a trainer observe each step result
+as upstream's loop reads it (:meth:`ObservedVectorEnv.observing_steps`):
+``ddppo`` records each step's time-limit cuts and metrics with a
+:class:`StepRecord` there.
 """
 
 import atexit
+import contextlib
 import functools
 import os
 import time
 import traceback
 import types
-from typing import Any, Callable, List, Sequence, Set, Tuple, cast
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, cast
 
-from habitat import VectorEnv
+import torch
+from habitat import ThreadedVectorEnv, VectorEnv
 from habitat.core.vector_env import CLOSE_COMMAND
+from torch import Tensor
 
 from habitat_ver.system import stop_signals
+from habitat_ver.system.info_metrics import StepMetrics
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S, TrainerWatch
-from habitat_ver.system.worker_pool import (
+from habitat_ver.system.truncation import truncated_from_info
+from habitat_ver.system.worker_processes import (
     CLOSE_GRACE_S,
     EnvWorkerError,
     check_same_spaces,
     end_processes,
     warn_hung,
 )
+
+# Given (env index, (observations, reward, done, info)) of each step result.
+StepObserver = Callable[[int, Any], None]
 
 # Longest wait, in seconds, between two checks of a pending result for a hang
 # or a stop request (a result that arrives is read at once).
@@ -67,7 +81,59 @@ def _make_watched_env(make_env_fn: Callable[..., Any], trainer_pid: int, *args: 
     return make_env_fn(*args)
 
 
-class GuardedVectorEnv(VectorEnv):
+class ObservedVectorEnv(VectorEnv):
+    """Upstream's ``VectorEnv`` whose step results can be observed as they are
+    read, inside :meth:`observing_steps` (the hook of ``ddppo``'s stepping)."""
+
+    _step_observer: Optional[StepObserver] = None
+
+    @contextlib.contextmanager
+    def observing_steps(self, observer: StepObserver) -> Iterator[None]:
+        """Every result :meth:`wait_step_at` reads in the block goes to
+        ``observer`` first (it may add to the info dict in place)."""
+        self._step_observer = observer
+        try:
+            yield
+        finally:
+            self._step_observer = None
+
+    def wait_step_at(self, index_env: int) -> Any:
+        result = super().wait_step_at(index_env)
+        if self._step_observer is not None:
+            self._step_observer(index_env, result)
+        return result
+
+
+class ObservedThreadedVectorEnv(ObservedVectorEnv, ThreadedVectorEnv):
+    """Upstream's in-thread ``ThreadedVectorEnv`` (``HABITAT_ENV_DEBUG=1``), observable."""
+
+
+class StepRecord:
+    """What the results of one lock-step batch carried, as upstream's loop
+    receives them: a :data:`StepObserver`.
+
+    Records whether each env's step was a time-limit cut (:attr:`cuts`), and
+    makes every info of the batch hold each scalar metric any of them has
+    (:class:`~habitat_ver.system.info_metrics.StepMetrics`).
+    """
+
+    def __init__(self) -> None:
+        # env index -> True when its step ended its episode at a time limit.
+        self.cuts: Dict[int, bool] = {}
+        self._metrics = StepMetrics()
+
+    def __call__(self, index: int, result: Any) -> None:
+        self.cuts[index] = truncated_from_info(result[3], result[2])
+        # Upstream reads the infos once every env of the step is in: after
+        # the last one, each info holds every metric of the step.
+        self._metrics.add(result[3])
+
+    def truncated(self) -> Tensor:
+        """The cuts by env index. ``[n]`` bool"""
+        return torch.tensor([self.cuts[i] for i in sorted(self.cuts)])
+
+
+class GuardedVectorEnv(ObservedVectorEnv):
     """Upstream's ``VectorEnv`` with the faults above fixed.
 
     Args:

@@ -31,9 +31,9 @@ from habitat_baselines.utils.common import inference_mode
 from torch import Tensor
 
 from habitat_ver.storage.ver_storage import VERStorage
+from habitat_ver.system.env_pool import AsyncEnvPool
 from habitat_ver.system.reward_guard import NonFiniteRewards
 from habitat_ver.system.truncation import truncated_from_info_rows
-from habitat_ver.system.worker_pool import EnvWorkerPool
 
 # (env ids, rewards, dones, info rows, each env's info names) of one
 # completed step per env.
@@ -45,10 +45,12 @@ OVERLAP_POLL_S = 0.05
 
 
 class VERCollector:
-    """Collects VER (and NoVER) rollouts from an :class:`EnvWorkerPool`.
+    """Collects VER (and NoVER) rollouts from envs that step independently.
 
     Args:
-        envs: the env workers.
+        envs: the env workers (an
+            :class:`~habitat_ver.system.env_pool.AsyncEnvPool`, e.g. an
+            :class:`~habitat_ver.system.worker_pool.EnvWorkerPool`).
         min_batch_fraction: inference waits for this fraction of the envs...
         max_wait_ms: ...but no longer than this after the first result.
         device: where the policy runs.
@@ -61,7 +63,7 @@ class VERCollector:
 
     def __init__(
         self,
-        envs: EnvWorkerPool,
+        envs: AsyncEnvPool,
         min_batch_fraction: float,
         max_wait_ms: float,
         device: torch.device,

@@ -11,10 +11,10 @@ processes.
 Shutdown is total: :meth:`EnvWorkerPool.close` asks every worker to stop,
 then terminates and joins whatever is left, so no process outlives the pool,
 also after a worker failed (the error names the env, its scenario and the
-worker's traceback).
+worker's traceback).  What it shares with APPO's pool (start-up, liveness,
+hang warnings, shutdown) is :class:`~habitat_ver.system.worker_processes.WorkerProcessPool`'s.
 """
 
-import atexit
 import collections
 import os
 import queue
@@ -23,7 +23,6 @@ import traceback
 from multiprocessing import connection
 from typing import Any, Callable, Deque, Dict, List, NoReturn, Optional, Sequence, Tuple
 
-from habitat import logger
 from torch import Tensor
 
 from habitat_ver.system.env_worker import (
@@ -34,92 +33,21 @@ from habitat_ver.system.env_worker import (
     decode_report,
     init_process,
 )
-from habitat_ver.system.shared_buffers import EnvSharedBuffers
 from habitat_ver.system.stop_signals import worker_context
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
+from habitat_ver.system.worker_processes import (
+    START_TIMEOUT_S,
+    EnvWorkerError,
+    WorkerProcessPool,
+)
 
-START_TIMEOUT_S = 300.0
+__all__ = ["EnvWorkerError", "EnvWorkerPool", "START_TIMEOUT_S"]
 
 # What a worker reports: (kind, env id, payload).
 _Report = Tuple[Report, int, Any]
 
 
-# Seconds a worker has to exit after its CLOSE before it is killed.
-CLOSE_GRACE_S = 5.0
-
-
-def end_processes(processes: Sequence[Any], grace_s: float = CLOSE_GRACE_S) -> None:
-    """Join ``processes`` (already told to stop) within ``grace_s`` in all,
-    then kill whatever is left: our workers ignore SIGTERM, and one stuck in
-    an env call never reads its CLOSE."""
-    deadline = time.monotonic() + grace_s
-    for process in processes:
-        process.join(timeout=max(0.0, deadline - time.monotonic()))
-    for process in processes:
-        if process.is_alive():
-            process.kill()
-            process.join()
-
-
-def stop_worker_processes(
-    processes: Sequence[Any], commands: Sequence[Any], close: Any, reports: Any
-) -> None:
-    """Ask each live worker to stop (``close`` on its command queue), then
-    kill whatever has not exited in time; close ``reports``.  Nothing is left
-    running, also when a worker hangs or already died."""
-    for queue_, process in zip(commands, processes):
-        if process.is_alive():
-            try:
-                queue_.put(close)
-            except (OSError, ValueError):
-                pass
-    end_processes(processes)
-    reports.close()
-    reports.join_thread()
-
-
-class EnvWorkerError(RuntimeError):
-    """An environment raised; the message names it and carries its traceback."""
-
-
-def check_same_spaces(spaces: Sequence[Tuple[Any, Any]], describe: Callable[[int], str]) -> None:
-    """Every env shares env 0's observation and action spaces: one policy and
-    one set of shared rows serve them all.
-
-    Args:
-        spaces: ``(observation_space, action_space)`` of each env, by row.
-        describe: env index -> a short description for the message.
-
-    Raises:
-        EnvWorkerError: naming the first env that differs, with both envs' spaces.
-    """
-    for index, (observation, action) in enumerate(spaces):
-        if (observation, action) != tuple(spaces[0]):
-            raise EnvWorkerError(
-                f"environment {index} ({describe(index)}) has observation space "
-                f"{observation} and action space {action}, but environment 0 "
-                f"({describe(0)}) has {spaces[0][0]} and {spaces[0][1]}: the envs of a run "
-                "must share their spaces (one policy serves them all), so "
-                "habitat_baselines.embedded_env.scenarios may only mix envs that do"
-            )
-
-
-def warn_hung(
-    env_index: int,
-    description: str,
-    seconds: float,
-    limit_s: float,
-    doing: str = "inside one step or reset",
-) -> None:
-    """One warning per hung step, reset or construction (reported once)."""
-    logger.warning(
-        f"environment {env_index} ({description}) has been {doing} "
-        f"for {seconds:.1f} s (habitat_baselines.env_workers.hang_warning_seconds="
-        f"{limit_s:g}); still waiting for it"
-    )
-
-
-class EnvWorkerPool:
+class EnvWorkerPool(WorkerProcessPool):
     """``N`` envs, each stepping in its own process (or in-process if serial).
 
     Args:
@@ -137,15 +65,8 @@ class EnvWorkerPool:
         serial: bool = False,
         hang_warning_s: float = DEFAULT_HANG_WARNING_S,
     ):
-        self.num_envs = len(make_envs)
-        self._describe = describe
-        self._hang_warning_s = hang_warning_s
-        self._serial = serial
+        super().__init__(len(make_envs), describe, serial, hang_warning_s)
         self._ready: Deque[int] = collections.deque()
-        self._processes: List[Any] = []
-        self._closed = False
-        # Per env, the info metric held by each column of its `infos` row.
-        self.info_names: List[List[str]] = [[] for _ in make_envs]
         if serial:
             self._steppers = [
                 EnvStepper(make(), i, None, on_info_names=self._set_info_names)
@@ -154,14 +75,7 @@ class EnvWorkerPool:
             every = [stepper.spaces() for stepper in self._steppers]
         else:
             every = self._start_processes(make_envs)
-        try:
-            check_same_spaces(every, describe)
-        except EnvWorkerError:
-            self.close()
-            raise
-        spaces = every[0]
-        self.observation_space, self.action_space = spaces
-        self.buffers = EnvSharedBuffers.allocate(self.num_envs, *spaces)
+        self._share_spaces(every)
         if serial:
             for stepper in self._steppers:
                 stepper.buffers = self.buffers
@@ -172,26 +86,22 @@ class EnvWorkerPool:
     # ----------------------------------------------------------- processes
     def _start_processes(self, make_envs: Sequence[Callable[[], Any]]) -> List[Any]:
         """Start one worker per env; each env's spaces, by row."""
-        context = worker_context()
         # The trainer's ends of the workers' pipes, and whose each one is.
         self._links: List[Any] = []
         self._env_of: Dict[Any, int] = {}
-        # Whatever ends the process, close first: multiprocessing's own exit
-        # handler only terminates daemons, and ours ignore SIGTERM.
-        atexit.register(self.close)
+        context = worker_context()
+        self._close_at_exit()
         for index, make in enumerate(make_envs):
             ours, theirs = context.Pipe(duplex=True)
-            process = context.Process(
-                target=init_process,
-                args=(index, make, theirs, os.getpid(), self._hang_warning_s),
-                daemon=True,
-                name=f"habitat_ver-env-{index}",
+            self._spawn(
+                context,
+                init_process,
+                (index, make, theirs, os.getpid(), self._hang_warning_s),
+                f"habitat_ver-env-{index}",
             )
-            process.start()
             # The worker holds its end now: with ours of it closed, a worker
             # that dies shows as end-of-file on its pipe.
             theirs.close()
-            self._processes.append(process)
             self._links.append(ours)
             self._env_of[ours] = index
         spaces: Dict[int, Any] = {}
@@ -220,9 +130,9 @@ class EnvWorkerPool:
         """
         arrived = connection.wait(self._links, timeout)
         if not arrived:
-            dead = [i for i, p in enumerate(self._processes) if not p.is_alive()]
-            if dead:
-                self._fail_dead(dead[0])
+            dead = self._first_dead()
+            if dead is not None:
+                self._fail_dead(dead)
             raise queue.Empty
         reports = []
         for link in arrived:
@@ -232,8 +142,7 @@ class EnvWorkerPool:
             except (EOFError, OSError):
                 self._fail_dead(index)
             report = decode_report(index, message)
-            if report[0] == Report.FAILED:
-                self._fail(report[1], report[2])
+            self._raise_if_failed(report)
             reports.append(report)
         return reports
 
@@ -242,33 +151,12 @@ class EnvWorkerPool:
         process.join(timeout=1.0)
         self._fail(index, f"its process exited with code {process.exitcode}")
 
-    def _set_info_names(self, index: int, names: List[str]) -> None:
-        self.info_names[index] = names
-
     def _collect_ready(self, timeout: Optional[float]) -> None:
         """Appends the envs that reported READY to the ready queue, waiting up
         to ``timeout`` for the first report (``queue.Empty`` if none)."""
         for report in self._receive(timeout):
-            index = self._handle_report(report)
-            if index is not None:
-                self._ready.append(index)
-
-    def _handle_report(self, report: _Report) -> Optional[int]:
-        """The report's env id, or None for reports handled here (info names, hangs)."""
-        if report[0] == Report.INFO_NAMES:
-            self._set_info_names(report[1], report[2])
-            return None
-        if report[0] == Report.HUNG:
-            warn_hung(report[1], self._describe(report[1]), report[2], self._hang_warning_s)
-            return None
-        return report[1]
-
-    def _fail(self, index: int, details: str) -> NoReturn:
-        self.close()
-        raise EnvWorkerError(
-            f"environment {index} ({self._describe(index)}) failed; all env "
-            f"workers were shut down.\n{details}"
-        )
+            if not self._handled_here(report):
+                self._ready.append(report[1])
 
     # -------------------------------------------------------------- stepping
     def _command(self, ids: Sequence[int], command: Command) -> None:
@@ -300,11 +188,6 @@ class EnvWorkerPool:
         while waiting:
             waiting -= set(self.wait_ready(self.num_envs))
         return self.buffers.observation_dicts()
-
-    @staticmethod
-    def post_step(observations: Any) -> Any:
-        """habitat VectorEnv's hook; nothing to do here."""
-        return observations
 
     def send_actions(self, ids: Tensor, actions: Tensor) -> None:
         """Write ``actions`` into the rows of ``ids`` and let those envs step."""
@@ -360,29 +243,13 @@ class EnvWorkerPool:
         )
 
     # -------------------------------------------------------------- shutdown
-    def close(self) -> None:
-        """Stop every worker; idempotent, safe after a failure."""
-        if self._closed:
-            return
-        self._closed = True
-        atexit.unregister(self.close)
-        if self._serial:
-            for stepper in self._steppers:
-                stepper.env.close()
-            return
-        close = COMMAND_MESSAGES[Command.CLOSE]
-        for link, process in zip(self._links, self._processes):
-            if process.is_alive():
-                try:
-                    link.send_bytes(close)
-                except (OSError, ValueError):
-                    pass
-        end_processes(self._processes)
+    def _close_in_process(self) -> None:
+        for stepper in self._steppers:
+            stepper.env.close()
+
+    def _ask_to_stop(self, index: int) -> None:
+        self._links[index].send_bytes(COMMAND_MESSAGES[Command.CLOSE])
+
+    def _close_channels(self) -> None:
         for link in self._links:
             link.close()
-
-    def __enter__(self) -> "EnvWorkerPool":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()

@@ -41,6 +41,7 @@ from habitat_ver.system.appo_batch import TrajectoryBatch
 from habitat_ver.system.appo_buffers import SlotPool
 from habitat_ver.system.appo_policy_worker import PolicyWorker
 from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
+from habitat_ver.system.env_pool import AsyncGroupPool
 from habitat_ver.system.reward_guard import max_nonfinite_rewards
 from habitat_ver.trainers.appo_agent import AppoAgentAccessMgr
 from habitat_ver.trainers.base import HabitatVerTrainer
@@ -66,9 +67,9 @@ class AppoTrainer(HabitatVerTrainer):
         return self.config.habitat_baselines.rl.appo
 
     @property
-    def _rollout_workers(self) -> RolloutWorkerPool:
+    def _rollout_workers(self) -> AsyncGroupPool:
         """Training's envs (evaluation steps a vector env instead)."""
-        if not isinstance(self.envs, RolloutWorkerPool):
+        if not isinstance(self.envs, AsyncGroupPool):
             raise RuntimeError(f"appo trains on rollout workers, not {type(self.envs).__name__}")
         return self.envs
 
@@ -104,7 +105,7 @@ class AppoTrainer(HabitatVerTrainer):
 
     def _create_agent(self, resume_state: Any, **kwargs: Any) -> Any:
         """Training: the trajectory slots as storage, V-trace targets."""
-        if not isinstance(self.envs, RolloutWorkerPool):
+        if not isinstance(self.envs, AsyncGroupPool):
             return super()._create_agent(resume_state, **kwargs)  # evaluation
         return self._agent_with_own_storage(AppoAgentAccessMgr, resume_state, **kwargs)
 

@@ -13,13 +13,9 @@ stop signals and progress are :class:`~habitat_ver.trainers.base.HabitatVerTrain
 """
 
 import time
-from typing import Any
-
-import torch
 
 from habitat_ver.distributed.preemption_rule import RolloutEnd, RolloutProgress
-from habitat_ver.system.info_metrics import StepMetrics
-from habitat_ver.system.truncation import truncated_from_info
+from habitat_ver.system.vector_env import ObservedVectorEnv, StepRecord
 from habitat_ver.trainers.base import HabitatVerTrainer
 
 
@@ -70,30 +66,19 @@ class DDPPOTrainer(HabitatVerTrainer):
     def _collect_environment_result(self, buffer_index: int = 0) -> int:
         """Upstream's, plus the step's time-limit cuts, read from each env's
         info as upstream's loop receives it, into the storage; every env's
-        info gets the metrics any env of the step has
-        (:class:`~habitat_ver.system.info_metrics.StepMetrics`)."""
-        # Lock-step only (a VectorEnv), whose step results are read per env.
-        envs: Any = self.envs
-        cuts, metrics = {}, StepMetrics()
-        wait, patched = envs.wait_step_at, "wait_step_at" in vars(envs)
-
-        def recording_wait(index: int) -> Any:
-            result = wait(index)
-            cuts[index] = truncated_from_info(result[3], result[2])
-            # Upstream reads the infos once every env of the step is in: after
-            # the last one, each info holds every metric of the step.
-            metrics.add(result[3])
-            return result
-
-        envs.wait_step_at = recording_wait
-        try:
+        info gets the metrics any env of the step has (a
+        :class:`~habitat_ver.system.vector_env.StepRecord` observes the
+        pool's step results)."""
+        envs = self.envs
+        if not isinstance(envs, ObservedVectorEnv):
+            raise TypeError(
+                "ddppo steps an ObservedVectorEnv (habitat_ver.envs.factory."
+                f"VerVectorEnvFactory builds one), not {type(envs).__name__}"
+            )
+        record = StepRecord()
+        with envs.observing_steps(record):
             steps = super()._collect_environment_result(buffer_index)
-        finally:
-            if patched:
-                envs.wait_step_at = wait
-            else:
-                del envs.wait_step_at
         mark = getattr(self._agent.rollouts, "mark_truncated", None)
         if mark is not None:
-            mark(torch.tensor([cuts[i] for i in sorted(cuts)]), buffer_index)
+            mark(record.truncated(), buffer_index)
         return steps

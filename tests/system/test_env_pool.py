@@ -1,4 +1,5 @@
-"""The three env pools behind a trainer's ``self.envs`` satisfy its protocol."""
+"""The three env pools behind a trainer's ``self.envs`` satisfy its protocol,
+and each asynchronous pool the protocol its consumer is typed on."""
 
 import functools
 
@@ -7,7 +8,7 @@ import pytest
 from habitat_ver.config.compose import get_config
 from habitat_ver.envs.factory import VerVectorEnvFactory
 from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
-from habitat_ver.system.env_pool import EnvPool, SharedBufferPool
+from habitat_ver.system.env_pool import AsyncEnvPool, AsyncGroupPool, EnvPool, SharedBufferPool
 from habitat_ver.system.vector_env import GuardedVectorEnv
 from habitat_ver.system.worker_pool import EnvWorkerPool
 
@@ -40,6 +41,9 @@ def test_ver_env_workers_are_a_shared_buffer_pool():
         _check_pool(pool, 3)
         assert isinstance(pool, SharedBufferPool)
         assert tuple(pool.buffers.rewards.shape[:1]) == (3,)
+        # VER's collector steps envs one by one; APPO's groups are not here.
+        assert isinstance(pool, AsyncEnvPool)
+        assert not isinstance(pool, AsyncGroupPool)
 
 
 def test_appo_rollout_workers_are_a_shared_buffer_pool():
@@ -48,6 +52,9 @@ def test_appo_rollout_workers_are_a_shared_buffer_pool():
     try:
         _check_pool(pool, 4)
         assert isinstance(pool, SharedBufferPool)
+        assert isinstance(pool, AsyncGroupPool)
+        assert not isinstance(pool, AsyncEnvPool)
+        assert pool.all_groups() == [(0, 0), (0, 1), (1, 0), (1, 1)]
     finally:
         pool.close()
 
@@ -67,5 +74,6 @@ def test_the_lockstep_vector_env_is_an_env_pool(tmp_path):
         _check_pool(envs, 2)
         # It shares no rows: trainers that need them build their own pools.
         assert not isinstance(envs, SharedBufferPool)
+        assert not isinstance(envs, (AsyncEnvPool, AsyncGroupPool))
     finally:
         envs.close()

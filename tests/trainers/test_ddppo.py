@@ -12,6 +12,7 @@ import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from habitat import VectorEnv
 from habitat_baselines.rl.ddppo.ddp_utils import EXIT
 
 from habitat_ver.common.checkpoint import (
@@ -337,23 +338,24 @@ def test_video_of_an_env_without_images_is_one_config_error(out_dir):
         execute_exp(eval_config, "eval")
 
 
-def test_time_limit_cuts_reach_the_lockstep_storage(out_dir):
+def test_time_limit_cuts_reach_the_lockstep_storage(out_dir, monkeypatch):
     # Env 1's every 4th step is reported as gym's TimeLimit cut; the storage
     # flags exactly those steps and bootstraps each from its own value.
     config = get_config("gym/ddppo_cartpole", run_overrides(out_dir, num_updates=1))
     trainer = DDPPOTrainer(config)
     trainer._init_train()
-    wait, calls = trainer.envs.wait_step_at, [0]
+    # Upstream's read, under the pool's step hook (what the env sends).
+    wait, calls = VectorEnv.wait_step_at, [0]
 
-    def cut_every_4th_step_of_env_1(index):
-        obs, reward, done, info = wait(index)
+    def cut_every_4th_step_of_env_1(envs, index):
+        obs, reward, done, info = wait(envs, index)
         if index == 1:
             calls[0] += 1
             if calls[0] % 4 == 0:
                 done, info = True, dict(info, **{"TimeLimit.truncated": True})
         return obs, reward, done, info
 
-    trainer.envs.wait_step_at = cut_every_4th_step_of_env_1
+    monkeypatch.setattr(VectorEnv, "wait_step_at", cut_every_4th_step_of_env_1)
     try:
         trainer._collect_rollout()
         rollouts = trainer._agent.rollouts
