@@ -2,12 +2,18 @@
 
 Each failure raises :class:`ConfigError` naming the key, the bad value and what
 is allowed, before any process is spawned or any file written.
+
+The checks of one trainer's own settings are that trainer's: its class's
+``check_config(config)`` classmethod (``ddppo``, ``ver``, ``appo`` and any
+subclass), called by :func:`validate_trainer` through the class that
+``habitat_baselines.trainer_name`` names; upstream's trainers have none.  The
+checks it picks live here and in :mod:`habitat_ver.config.honoured_keys`.
 """
 
 import difflib
 import math
 import os
-from typing import Any
+from typing import Any, Optional
 
 from habitat_ver.common.checkpoint import PREVIOUS_RESUME_STATE_NAME, RESUME_STATE_NAME
 from habitat_ver.common.learner_threads import AUTO as LEARNER_AUTO
@@ -17,7 +23,7 @@ from habitat_ver.config.appo import AUTO as APPO_AUTO
 from habitat_ver.config.appo import resolve_layout
 from habitat_ver.config.errors import ConfigError  # noqa: F401  (callers import it from here)
 from habitat_ver.config.errors import check
-from habitat_ver.config.honoured_keys import trainer_kind, validate_honoured_keys
+from habitat_ver.config.honoured_keys import trainer_class, trainer_kind
 from habitat_ver.config.known_keys import unknown_keys
 from habitat_ver.config.schema import ReturnsConfig, section_or_default
 from habitat_ver.config.validate_envs import (
@@ -75,7 +81,6 @@ def validate_training(config: Any) -> None:
         "must be >= 1",
     )
     check(ppo.ppo_epoch > 0, "habitat_baselines.rl.ppo.ppo_epoch", ppo.ppo_epoch, "must be >= 1")
-    _validate_minibatches(config)
     _validate_ppo_numbers(ppo)
     sync_frac = baselines.rl.ddppo.sync_frac
     check(
@@ -173,30 +178,34 @@ def _validate_ppo_numbers(ppo: Any) -> None:
         check(_is_count(ppo[name], 1), key + name, ppo[name], "an integer >= 1")
 
 
-def _validate_minibatches(config: Any) -> None:
-    """``num_mini_batch`` against what each trainer's storage can split."""
+def check_minibatches_of_whole_envs(config: Any) -> None:
+    """``num_mini_batch`` at most the envs: ddppo's lock-step storage puts
+    whole envs' rollouts in each minibatch."""
     baselines = config.habitat_baselines
     batches = baselines.rl.ppo.num_mini_batch
     envs = baselines.num_environments
-    key = "habitat_baselines.rl.ppo.num_mini_batch"
-    kind = trainer_kind(config)
-    if kind == "ddppo":
-        check(
-            batches <= envs,
-            key,
-            batches,
-            f"at most habitat_baselines.num_environments={envs} for ddppo "
-            "(each minibatch holds whole envs' rollouts)",
-        )
-    elif kind == "ver":
-        steps = baselines.rl.ppo.num_steps * envs
-        check(
-            steps % batches == 0,
-            key,
-            batches,
-            f"a divisor of the {steps} steps of a ver rollout (num_steps x "
-            "num_environments): VER minibatches hold exactly steps / num_mini_batch",
-        )
+    check(
+        batches <= envs,
+        "habitat_baselines.rl.ppo.num_mini_batch",
+        batches,
+        f"at most habitat_baselines.num_environments={envs} for ddppo "
+        "(each minibatch holds whole envs' rollouts)",
+    )
+
+
+def check_minibatches_divide_the_rollout(config: Any) -> None:
+    """``num_mini_batch`` divides a rollout's ``num_steps x num_environments``
+    steps: VER's minibatches hold exactly steps / num_mini_batch."""
+    baselines = config.habitat_baselines
+    batches = baselines.rl.ppo.num_mini_batch
+    steps = baselines.rl.ppo.num_steps * baselines.num_environments
+    check(
+        steps % batches == 0,
+        "habitat_baselines.rl.ppo.num_mini_batch",
+        batches,
+        f"a divisor of the {steps} steps of a ver rollout (num_steps x "
+        "num_environments): VER minibatches hold exactly steps / num_mini_batch",
+    )
 
 
 def validate_ver(config: Any) -> None:
@@ -275,10 +284,11 @@ def validate_policies(config: Any) -> None:
 
 
 def validate_appo(config: Any) -> None:
-    """``habitat_baselines.rl.appo`` (read by the appo trainer only)."""
+    """``habitat_baselines.rl.appo`` as the appo trainer reads it (its
+    ``check_config`` calls this; other trainers refuse the section)."""
     baselines = config.habitat_baselines
     appo = baselines.rl.get("appo")
-    if appo is None or trainer_kind(config) != "appo":
+    if appo is None:
         return
     key = "habitat_baselines.rl.appo."
     workers, groups = resolve_layout(
@@ -351,31 +361,41 @@ def validate_env_workers(config: Any) -> None:
     )
 
 
-def validate_ranks(config: Any) -> None:
-    """``appo`` and evaluation run on one rank: refused before any env starts
-    when this process is one of several (torchrun, SLURM tasks)."""
+def several_ranks(config: Any) -> Optional[str]:
+    """Why this process is one of several ranks (torchrun, SLURM tasks, or
+    forced distributed), or None when it runs alone."""
     from habitat_baselines.rl.ddppo.ddp_utils import get_distrib_size
 
-    baselines = config.habitat_baselines
     ranks = get_distrib_size()[2]
     if ranks > 1:
-        here = f"this process is one of {ranks} ranks (torchrun or SLURM tasks)"
-    elif baselines.rl.ddppo.force_distributed:
-        here = "habitat_baselines.rl.ddppo.force_distributed=True"
-    else:
+        return f"this process is one of {ranks} ranks (torchrun or SLURM tasks)"
+    if config.habitat_baselines.rl.ddppo.force_distributed:
+        return "habitat_baselines.rl.ddppo.force_distributed=True"
+    return None
+
+
+def validate_ranks(config: Any) -> None:
+    """Evaluation runs on one rank: refused before any env starts when this
+    process is one of several (a trainer that runs on one rank refuses them
+    in its ``check_config``)."""
+    here = several_ranks(config)
+    if here is None:
         return
     check(
-        not baselines.evaluate,
+        not config.habitat_baselines.evaluate,
         "habitat_baselines.evaluate",
         True,
         f"evaluation runs on one rank, and {here}; start it as one process",
     )
-    check(
-        trainer_kind(config) != "appo",
-        "habitat_baselines.trainer_name",
-        baselines.trainer_name,
-        f"the appo trainer runs on one rank, and {here}; start it as one process",
-    )
+
+
+def validate_trainer(config: Any) -> None:
+    """The checks of the trainer's own settings: its class's
+    ``check_config(config)`` (inherited by a subclass; upstream's trainers
+    have none, and their settings are not ours to check)."""
+    check_config = getattr(trainer_class(config), "check_config", None)
+    if check_config is not None:
+        check_config(config)
 
 
 def validate_eval(config: Any) -> None:
@@ -431,9 +451,8 @@ def validate(config: Any) -> None:
     validate_ver(config)
     validate_gym_id(config)  # first: its dependencies may register policies
     validate_policies(config)
-    validate_appo(config)
     validate_return_estimator(config)
-    validate_honoured_keys(config)
+    validate_trainer(config)
     validate_env_workers(config)
     validate_learner(config)
     validate_eval(config)

@@ -33,8 +33,16 @@ from habitat import logger
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 
 from habitat_ver.config.appo import resolve_layout
+from habitat_ver.config.errors import check
+from habitat_ver.config.honoured_keys import (
+    refuse_double_buffering,
+    refuse_overlap,
+    require_gae_flag,
+    require_our_updater,
+)
 from habitat_ver.config.schema import hang_warning_seconds
 from habitat_ver.config.upstream import use_our_updater, with_appo_defaults
+from habitat_ver.config.validate import several_ranks, validate_appo
 from habitat_ver.envs.builder import scenario_for
 from habitat_ver.envs.factory import env_builders
 from habitat_ver.system.appo_batch import TrajectoryBatch
@@ -74,6 +82,33 @@ class AppoTrainer(HabitatVerTrainer):
         return self.envs
 
     # --------------------------------------------------------------- set-up
+    @classmethod
+    def check_config(cls, config: Any) -> None:
+        """appo's own settings (:func:`habitat_ver.config.validate.validate_trainer`
+        calls this): one rank, ``rl.appo``'s layout and batching, no
+        lock-step double buffering, no overlap, V-trace's targets."""
+        here = several_ranks(config)
+        check(
+            here is None,
+            "habitat_baselines.trainer_name",
+            config.habitat_baselines.trainer_name,
+            f"the appo trainer runs on one rank, and {here}; start it as one process",
+        )
+        validate_appo(config)
+        refuse_double_buffering(
+            config,
+            cls.TRAINER_KIND,
+            "appo's rollout workers double-buffer by env groups (rl.appo.num_env_groups)",
+        )
+        refuse_overlap(config, cls.TRAINER_KIND)
+        require_gae_flag(
+            config,
+            cls.TRAINER_KIND,
+            "its targets are V-trace's (rl.appo.vtrace_rho_clip, rl.appo.vtrace_c_clip), "
+            "there is no Monte-Carlo mode",
+        )
+        require_our_updater(config, cls.TRAINER_KIND)
+
     @classmethod
     def adapt_config(cls, config: Any) -> Any:
         """Also fills in ``rl.appo``'s defaults (upstream configs lack it) and

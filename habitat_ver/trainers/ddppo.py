@@ -13,7 +13,10 @@ stop signals and progress are :class:`~habitat_ver.trainers.base.HabitatVerTrain
 """
 
 import time
+from typing import Any
 
+from habitat_ver.config.honoured_keys import refuse_appo_settings, refuse_overlap
+from habitat_ver.config.validate import check_minibatches_of_whole_envs
 from habitat_ver.distributed.preemption_rule import RolloutEnd, RolloutProgress
 from habitat_ver.system.vector_env import ObservedVectorEnv, StepRecord
 from habitat_ver.trainers.base import HabitatVerTrainer
@@ -26,6 +29,15 @@ class DDPPOTrainer(HabitatVerTrainer):
     TRAINER_KIND = "ddppo"
 
     DEFAULT_PREEMPTION = "ddppo"
+
+    @classmethod
+    def check_config(cls, config: Any) -> None:
+        """ddppo's own settings (:func:`habitat_ver.config.validate.validate_trainer`
+        calls this): minibatches of whole envs; it neither overlaps
+        collection and learning (``rl.ver``) nor reads ``rl.appo``."""
+        check_minibatches_of_whole_envs(config)
+        refuse_overlap(config, cls.TRAINER_KIND)
+        refuse_appo_settings(config, cls.TRAINER_KIND)
 
     def _envs_idle_while_learning(self) -> bool:
         return True  # lock-step: every env waits for the next rollout

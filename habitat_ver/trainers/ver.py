@@ -29,8 +29,10 @@ from habitat import logger
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 from torch import Tensor
 
+from habitat_ver.config.honoured_keys import refuse_appo_settings, refuse_double_buffering
 from habitat_ver.config.schema import VERSystemConfig, hang_warning_seconds, section_or_default
 from habitat_ver.config.upstream import use_ver_storage
+from habitat_ver.config.validate import check_minibatches_divide_the_rollout
 from habitat_ver.config.ver_overlap import AUTO, auto_overlaps
 from habitat_ver.distributed.preemption_rule import RolloutEnd, RolloutProgress
 from habitat_ver.envs.builder import scenario_for
@@ -53,6 +55,18 @@ class VERTrainer(DDPPOTrainer):
 
     # Run the env workers in this process (tests); set by tests only.
     serial_envs: bool = False
+
+    @classmethod
+    def check_config(cls, config: Any) -> None:
+        """ver's own settings, in place of ddppo's: minibatches that divide
+        the rollout; no lock-step double buffering, no ``rl.appo``."""
+        check_minibatches_divide_the_rollout(config)
+        refuse_double_buffering(
+            config,
+            cls.TRAINER_KIND,
+            "ver's env workers step as soon as their own action arrives (no lock-step buffers)",
+        )
+        refuse_appo_settings(config, cls.TRAINER_KIND)
 
     def __init__(self, config: Any = None):
         super().__init__(config)

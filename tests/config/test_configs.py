@@ -8,8 +8,7 @@ from habitat.core.registry import registry as habitat_registry
 from habitat_baselines.common.baseline_registry import baseline_registry
 
 from habitat_ver.config.compose import config_names, get_config
-from habitat_ver.config.honoured_keys import validate_honoured_keys
-from habitat_ver.config.validate import validate_schedule, validate_training
+from habitat_ver.config.validate import validate_schedule, validate_trainer, validate_training
 
 
 def test_tree_has_the_documented_configs():
@@ -39,8 +38,8 @@ def test_config_composes_and_names_registered_classes(name):
     # Runs of one config never write into another's folders.
     assert name in baselines.checkpoint_folder and name in baselines.tensorboard_dir
     # Its own trainer honours every key it sets (doom/ddppo_wait_bound once set
-    # rl.appo, and `ver` and `ddppo` refused it).
-    validate_honoured_keys(config)
+    # rl.appo, and `ver` and `ddppo` refused it): the trainer's check_config.
+    validate_trainer(config)
     # Its numbers and schedule pass the start-up checks (those needing no
     # simulator, dataset or checkpoint).
     validate_training(config)

@@ -289,3 +289,38 @@ def test_a_subclass_of_our_trainer_is_checked_as_its_base():
     )
     with pytest.raises(ConfigError, match=r"num_mini_batch=3 .*a divisor of the"):
         validate(config)
+
+
+def test_a_trainers_own_checks_are_its_check_config():
+    # validate() finds them through the registered class: a new trainer adds
+    # its checks without a branch on its name in config/.
+    from habitat_baselines.common.baseline_registry import baseline_registry
+
+    from habitat_ver.config.errors import check
+    from habitat_ver.trainers.ddppo import DDPPOTrainer
+
+    if baseline_registry.get_trainer("test_even_ddppo") is None:
+
+        @baseline_registry.register_trainer(name="test_even_ddppo")
+        class EvenDDPPOTrainer(DDPPOTrainer):
+            @classmethod
+            def check_config(cls, config):
+                super().check_config(config)
+                envs = config.habitat_baselines.num_environments
+                check(envs % 2 == 0, "habitat_baselines.num_environments", envs, "an even number")
+
+    name = "habitat_baselines.trainer_name=test_even_ddppo"
+    with pytest.raises(ConfigError, match=r"^habitat_baselines.num_environments=3 .*an even"):
+        validate(get_config("gym/ddppo_cartpole", [name, "habitat_baselines.num_environments=3"]))
+    # ddppo's own checks still apply (through super()).
+    with pytest.raises(ConfigError, match=r"num_mini_batch=9 .*at most habitat_baselines"):
+        validate(get_config("gym/ddppo_cartpole", [name, PPO + "num_mini_batch=9"]))
+
+
+def test_upstreams_trainer_gets_none_of_our_trainers_checks():
+    # upstream_ddppo has no check_config: its minibatches are not ours to limit.
+    config = get_config(
+        "gym/ddppo_cartpole",
+        ["habitat_baselines.trainer_name=upstream_ddppo", PPO + "num_mini_batch=9"],
+    )
+    validate(config)
