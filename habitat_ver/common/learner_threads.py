@@ -200,6 +200,10 @@ class LearnerThreads:
         # Threads the last update ran with (logged as system/learner_threads).
         self.last_threads = 1
 
+    def may_take_several(self) -> bool:
+        """Whether a lock-step update may learn on more than one thread."""
+        return self.fixed > 1 if self.fixed is not None else cores_per_process() > 1
+
     def next_choice(self) -> ThreadChoice:
         """The threads for the next lock-step update."""
         if self.fixed is not None:

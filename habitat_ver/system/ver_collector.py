@@ -24,6 +24,7 @@ import copy
 import queue
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, cast
 
 import torch
@@ -42,6 +43,26 @@ Transform = Callable[[Dict[str, Tensor]], Dict[str, Tensor]]
 
 # Seconds the overlap thread waits for a ready env before it looks at its stop flag.
 OVERLAP_POLL_S = 0.05
+
+
+@dataclass
+class InferenceStats:
+    """Inference calls since the last :meth:`take` (logged per update)."""
+
+    calls: int = 0
+    steps: int = 0
+    seconds: float = 0.0
+
+    def add(self, steps: int, seconds: float) -> None:
+        self.calls += 1
+        self.steps += steps
+        self.seconds += seconds
+
+    def take(self) -> "InferenceStats":
+        """These counts; counting restarts from zero."""
+        taken = InferenceStats(self.calls, self.steps, self.seconds)
+        self.calls, self.steps, self.seconds = 0, 0, 0.0
+        return taken
 
 
 class VERCollector:
@@ -91,6 +112,9 @@ class VERCollector:
         self._inference_policy: Optional[Any] = None
         self._hidden = torch.zeros(0)
         self._prev_actions = torch.zeros(0)
+        self.inference = InferenceStats()
+        # Envs with an action in flight: sent, their result not yet taken.
+        self._in_flight = 0
 
     # ------------------------------------------------------------- batches
     def wait_ready(self, timeout: Optional[float] = None) -> List[int]:
@@ -99,12 +123,29 @@ class VERCollector:
         Raises:
             queue.Empty: none arrived within ``timeout`` (None: wait).
         """
-        return self.envs.wait_ready(
+        ids = self.envs.wait_ready(
             max_batch=self.envs.num_envs,
             min_batch=self._min_batch,
             max_wait_s=self._max_wait_s,
             timeout=timeout,
         )
+        self._in_flight -= len(ids)
+        return ids
+
+    def settle(self, timeout_s: float) -> bool:
+        """Waits up to ``timeout_s`` until no env has an action in flight; the
+        results that arrive are held for the next rollout.
+
+        Returns:
+            Whether every env is idle now.
+        """
+        deadline = self.clock() + timeout_s
+        while self._in_flight > 0 and (left := deadline - self.clock()) > 0:
+            try:
+                self.held.extend(self.wait_ready(timeout=left))
+            except queue.Empty:
+                break
+        return self._in_flight == 0
 
     def admit(self, ids: List[int], rollouts: VERStorage) -> List[int]:
         """The ready envs whose step fits in ``rollouts``; the rest are held."""
@@ -132,14 +173,17 @@ class VERCollector:
         masks = torch.logical_not(dones).view(-1, 1)
         if first:
             masks[:] = False
+        started = self.clock()
         batch = self._transform({k: v.to(self.device) for k, v in observations.items()})
         hidden, prev_actions = self._hidden[ids], self._prev_actions[ids]
         with inference_mode():
             out = policy.act(batch, hidden, prev_actions, masks.to(self.device))
+        self.inference.add(len(ids), self.clock() - started)
         # The envs step while their step is stored: between a result and its
         # action there is the policy only (in the wait-bound regime, the
         # bookkeeping below cost each step ~0.7 ms more of waiting).
         self.envs.send_actions(ids, out.env_actions.cpu())
+        self._in_flight += len(ids)
         truncated = None
         if first:  # no step completes: rewards unused
             rewards = torch.zeros_like(rewards)

@@ -45,6 +45,11 @@ from habitat_ver.trainers.ddppo import DDPPOTrainer
 from habitat_ver.trainers.ver_agent import VERAgentAccessMgr
 
 
+# Of the last update's learning time, how long a lock-step update may wait for
+# the env steps in flight before it starts (VERTrainer._settle_envs).
+SETTLE_SHARE = 0.25
+
+
 class VERTrainer(DDPPOTrainer):
     """VER / NoVER, registered as ``ver``."""
 
@@ -213,7 +218,22 @@ class VERTrainer(DDPPOTrainer):
     # -------------------------------------------------------------- learning
     def _learn(self, steps: int) -> Dict[str, float]:
         self.overlapped.append(self._overlaps_this_update())
+        if not self.overlapped[-1]:
+            self._settle_envs()
         return super()._learn(steps)
+
+    def _settle_envs(self) -> None:
+        """Before a lock-step update on the CPU, wait (for at most
+        :data:`SETTLE_SHARE` of the last update's learning) for the env steps
+        still in flight: the learner then finds the cores idle and may take
+        them (:mod:`habitat_ver.common.learner_threads`); the results wait,
+        held, for the next rollout.  Counted as collection time."""
+        assert self._collector is not None, "_init_train builds the collector"
+        if self.device.type != "cpu" or not self._learner_threads.may_take_several():
+            return
+        start = time.monotonic()
+        self._collector.settle(SETTLE_SHARE * self._last_learn_time)
+        self._collect_seconds += time.monotonic() - start
 
     def _envs_idle_while_learning(self) -> bool:
         # Without overlap, the envs wait for the next rollout (those with an
@@ -254,6 +274,9 @@ class VERTrainer(DDPPOTrainer):
         self._agent.after_update()
         losses["system/nonfinite_rewards"] = float(self._collector.nonfinite_rewards.count)
         losses["system/overlap"] = float(self.overlapped[-1])
+        inference = self._collector.inference.take()
+        losses["system/inference_batch"] = inference.steps / max(inference.calls, 1)
+        losses["system/inference_seconds"] = inference.seconds
         self._last_learn_time = time.monotonic() - start
         return losses
 
