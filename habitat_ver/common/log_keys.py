@@ -16,7 +16,9 @@ One vocabulary for TensorBoard and the text log, in two namespaces:
   (ver, multi-rank: the fresh steps per rank planned for the *next* rollout,
   VER's estimated optimum; steps in flight at the cut may add one or two),
   :data:`LEARNER_THREADS`, ``system/overlap`` (ver: 1 when the update overlapped
-  collection), ``system/nonfinite_rewards`` (ver, appo) and
+  collection), ``system/inference_batch`` and ``system/inference_seconds``
+  (ver: the mean envs per inference call of the update's collection, and the
+  seconds those calls took), ``system/nonfinite_rewards`` (ver, appo) and
   ``system/time/<timer>`` (habitat's ``g_timer`` averages).
 
 Per update, a ``.../min`` is the smallest over the update's minibatches, a

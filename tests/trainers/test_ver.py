@@ -48,6 +48,11 @@ def test_short_run_collects_t_times_n_steps_per_rollout(out_dir):
     resume = ResumeStateFiles(str(out_dir / "checkpoints")).load()
     steps = {int(s["step"]) for s in resume["optim_state"]["state"].values()}
     assert steps == {3 * 2 * 1}  # updates x epochs x minibatches
+    # Each update logs its inference calls' mean batch (1 to N envs) and seconds.
+    scalars = tensorboard_scalars(out_dir / "tb")
+    assert all(1.0 <= b <= N for b in scalars["system/inference_batch"])
+    assert len(scalars["system/inference_seconds"]) == 3
+    assert all(s > 0 for s in scalars["system/inference_seconds"])
 
 
 def test_auto_overlap_follows_its_rule_update_by_update(out_dir, monkeypatch):
@@ -131,6 +136,38 @@ def test_slow_envs_step_lands_once_in_the_next_rollout(out_dir):
         env0 = trainer.env_steps_per_rollout[1][0]
         assert env0 == 1  # its one step, counted once, in the second rollout
         assert sum(trainer.env_steps_per_rollout[1]) == T * N
+    finally:
+        trainer.envs.close()
+
+
+@pytest.mark.multiproc
+@pytest.mark.parametrize("last_learn_s, settles", [(4.0, True), (0.04, False)])
+def test_a_lockstep_update_waits_for_the_steps_in_flight_up_to_its_cap(
+    out_dir, last_learn_s, settles
+):
+    # Env 0 takes 0.3 s per step: when rollout 1 is full its first action is
+    # still in flight. Before learning, the trainer waits for it for at most
+    # a quarter of the last learning time (1 s: it arrives and is held; 0.01 s:
+    # learning starts without it), so that the learner may take idle cores.
+    trainer = _trainer(out_dir, _straggler(0, 0.3))
+    try:
+        trainer._learner_threads.may_take_several = lambda: True
+        assert trainer._collect_rollout() == T * N
+        collector = trainer._collector
+        assert collector._in_flight == 2  # env 1's last action too
+        trainer._last_learn_time = last_learn_s
+        before = trainer._collect_seconds
+        trainer._learn(T * N)
+        assert (collector._in_flight == 0) == settles
+        assert (0 in collector.held) == settles
+        waited = trainer._collect_seconds - before
+        assert waited <= 0.25 * last_learn_s + 0.2
+        if not settles:
+            _wait_for_result(trainer.envs, 0)
+        # Whether it arrived before learning or after, env 0's one step lands
+        # once in the next rollout.
+        assert trainer._collect_rollout() == T * N
+        assert trainer.env_steps_per_rollout[1][0] == 1
     finally:
         trainer.envs.close()
 
