@@ -204,6 +204,13 @@ class LearnerThreads:
         """Whether a lock-step update may learn on more than one thread."""
         return self.fixed > 1 if self.fixed is not None else cores_per_process() > 1
 
+    def multi_thread_gain(self) -> Optional[float]:
+        """Seconds the fastest multi-threaded update saved over the fastest
+        single-threaded one (None until both were seen; <= 0: no gain)."""
+        if self.best_single_s is None or self.best_multi_s is None:
+            return None
+        return self.best_single_s - self.best_multi_s
+
     def next_choice(self) -> ThreadChoice:
         """The threads for the next lock-step update."""
         if self.fixed is not None:

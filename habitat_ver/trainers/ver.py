@@ -48,6 +48,8 @@ from habitat_ver.trainers.ver_agent import VERAgentAccessMgr
 # Of the last update's learning time, how long a lock-step update may wait for
 # the env steps in flight before it starts (VERTrainer._settle_envs).
 SETTLE_SHARE = 0.25
+# Updates without that wait after one ran out of time.
+SETTLE_PAUSE_UPDATES = 20
 
 
 class VERTrainer(DDPPOTrainer):
@@ -84,6 +86,8 @@ class VERTrainer(DDPPOTrainer):
         # Steps each env contributed, per rollout (what VER varies).
         self.env_steps_per_rollout: List[List[int]] = []
         self._last_learn_time = 0.0
+        # The first update that may wait for the steps in flight (_settle_envs).
+        self._settle_resumes_at = 0
         # Per rollout: fresh and stale steps, collection seconds (overlapped
         # collection included), end time (epoch s), the previous learning
         # time and VER's target S.
@@ -223,16 +227,31 @@ class VERTrainer(DDPPOTrainer):
         return super()._learn(steps)
 
     def _settle_envs(self) -> None:
-        """Before a lock-step update on the CPU, wait (for at most
-        :data:`SETTLE_SHARE` of the last update's learning) for the env steps
-        still in flight: the learner then finds the cores idle and may take
-        them (:mod:`habitat_ver.common.learner_threads`); the results wait,
-        held, for the next rollout.  Counted as collection time."""
+        """Before a lock-step update on the CPU, wait for the env steps still in
+        flight, so that the learner finds the cores idle and may take them
+        (:mod:`habitat_ver.common.learner_threads`); their results are held
+        for the next rollout, and the wait counts as collection time.
+
+        The wait is at most :data:`SETTLE_SHARE` of the last update's learning
+        time, and at most what learning on several threads has saved so far.
+        A wait that runs out (a straggler still stepping) pauses waiting for
+        :data:`SETTLE_PAUSE_UPDATES` updates.
+        """
         assert self._collector is not None, "_init_train builds the collector"
-        if self.device.type != "cpu" or not self._learner_threads.may_take_several():
+        threads = self._learner_threads
+        if self.device.type != "cpu" or not threads.may_take_several():
+            return
+        if self.num_updates_done < self._settle_resumes_at:
+            return
+        cap = SETTLE_SHARE * self._last_learn_time
+        gain = threads.multi_thread_gain()
+        if gain is not None:
+            cap = min(cap, gain)
+        if cap <= 0:
             return
         start = time.monotonic()
-        self._collector.settle(SETTLE_SHARE * self._last_learn_time)
+        if not self._collector.settle(cap):
+            self._settle_resumes_at = self.num_updates_done + SETTLE_PAUSE_UPDATES
         self._collect_seconds += time.monotonic() - start
 
     def _envs_idle_while_learning(self) -> bool:

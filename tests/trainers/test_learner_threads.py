@@ -235,3 +235,12 @@ def test_on_the_cpu_the_trainer_itself_collects_on_one_thread(out_dir, single):
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_multi_thread_gain_is_known_once_both_kinds_of_update_were_seen():
+    threads = LearnerThreads("auto", read_runnable=lambda: 1)
+    threads.record(1, 4.0)
+    assert threads.multi_thread_gain() is None
+    threads.record(2, 2.5)
+    threads.record(1, 3.5)
+    assert threads.multi_thread_gain() == pytest.approx(1.0)  # fastest 3.5 - fastest 2.5

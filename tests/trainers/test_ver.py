@@ -162,6 +162,8 @@ def test_a_lockstep_update_waits_for_the_steps_in_flight_up_to_its_cap(
         assert (0 in collector.held) == settles
         waited = trainer._collect_seconds - before
         assert waited <= 0.25 * last_learn_s + 0.2
+        # A wait that ran out pauses waiting for the next 20 updates.
+        assert trainer._settle_resumes_at == (0 if settles else 20)
         if not settles:
             _wait_for_result(trainer.envs, 0)
         # Whether it arrived before learning or after, env 0's one step lands
