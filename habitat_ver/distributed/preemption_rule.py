@@ -26,6 +26,8 @@ from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 import torch.distributed as dist
 
+from habitat_ver.common.kind_registry import KindRegistry
+
 __all__ = [
     "NoPreemption",
     "PreemptionRule",
@@ -141,13 +143,7 @@ class NoPreemption(PreemptionRule):
 RuleBuilder = Callable[[PreemptionSetup], PreemptionRule]
 
 
-@dataclass(frozen=True)
-class _Entry:
-    build: RuleBuilder
-    trainers: Optional[Tuple[str, ...]]  # trainer kinds that run it; None: all
-
-
-_RULES: Dict[str, _Entry] = {}
+_RULES: KindRegistry[RuleBuilder] = KindRegistry("preemption rule")
 
 
 def register_preemption_rule(
@@ -164,30 +160,18 @@ def register_preemption_rule(
     Raises:
         ValueError: ``name`` is ``auto`` or already registered to another builder.
     """
-    if name == "auto":
-        raise ValueError("preemption rule name 'auto' is reserved (each trainer's default)")
-    existing = _RULES.get(name)
-    if existing is not None and existing.build != build:
-        raise ValueError(
-            f"preemption rule {name!r} is already registered to {existing.build!r}; "
-            f"refusing to overwrite it with {build!r}"
-        )
-    _RULES[name] = _Entry(build, None if trainers is None else tuple(trainers))
+    _RULES.register(name, build, trainers)
 
 
 def unregister_preemption_rule(name: str) -> None:
     """Drop a registered rule (tests registering a toy one clean up with it)."""
-    _RULES.pop(name, None)
+    _RULES.unregister(name)
 
 
 def preemption_rule_names(trainer_kind: Optional[str] = None) -> Tuple[str, ...]:
     """Registered rule names, in registration order; with ``trainer_kind``,
     only those that trainer kind can run."""
-    return tuple(
-        name
-        for name, entry in _RULES.items()
-        if trainer_kind is None or entry.trainers is None or trainer_kind in entry.trainers
-    )
+    return _RULES.names(trainer_kind)
 
 
 def build_preemption_rule(name: str, setup: PreemptionSetup) -> PreemptionRule:
@@ -196,7 +180,4 @@ def build_preemption_rule(name: str, setup: PreemptionSetup) -> PreemptionRule:
     Raises:
         KeyError: no rule of that name (the message lists the registered ones).
     """
-    entry = _RULES.get(name)
-    if entry is None:
-        raise KeyError(f"no preemption rule {name!r}: registered are {preemption_rule_names()}")
-    return entry.build(setup)
+    return _RULES.builder(name)(setup)

@@ -22,11 +22,11 @@ plus one :func:`register_return_estimator` call in
 :mod:`habitat_ver.registration`; trainers and config validation find it there.
 """
 
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from torch import Tensor
 
+from habitat_ver.common.kind_registry import KindRegistry
 from habitat_ver.algo.sequence_grid import from_end_aligned_grid, to_end_aligned_grid
 from habitat_ver.storage.return_steps import RolloutSteps
 
@@ -151,13 +151,7 @@ class RolloutTargets(TargetsStep):
 EstimatorBuilder = Callable[[Any], TargetsStep]
 
 
-@dataclass(frozen=True)
-class _Entry:
-    build: EstimatorBuilder
-    trainers: Optional[Tuple[str, ...]]  # trainer kinds that run it; None: all
-
-
-_ESTIMATORS: Dict[str, _Entry] = {}
+_ESTIMATORS: KindRegistry[EstimatorBuilder] = KindRegistry("return estimator")
 
 
 def register_return_estimator(
@@ -174,30 +168,18 @@ def register_return_estimator(
     Raises:
         ValueError: ``name`` is ``auto`` or already registered to another builder.
     """
-    if name == "auto":
-        raise ValueError("return estimator name 'auto' is reserved (each trainer's default)")
-    existing = _ESTIMATORS.get(name)
-    if existing is not None and existing.build != build:
-        raise ValueError(
-            f"return estimator {name!r} is already registered to {existing.build!r}; "
-            f"refusing to overwrite it with {build!r}"
-        )
-    _ESTIMATORS[name] = _Entry(build, None if trainers is None else tuple(trainers))
+    _ESTIMATORS.register(name, build, trainers)
 
 
 def unregister_return_estimator(name: str) -> None:
     """Drop a registered estimator (tests registering a toy one clean up with it)."""
-    _ESTIMATORS.pop(name, None)
+    _ESTIMATORS.unregister(name)
 
 
 def return_estimator_names(trainer_kind: Optional[str] = None) -> Tuple[str, ...]:
     """Registered names, in registration order; with ``trainer_kind``, only
     those that trainer kind can run."""
-    return tuple(
-        name
-        for name, entry in _ESTIMATORS.items()
-        if trainer_kind is None or entry.trainers is None or trainer_kind in entry.trainers
-    )
+    return _ESTIMATORS.names(trainer_kind)
 
 
 def resolve_return_estimator(chosen: str, trainer_kind: str) -> str:
@@ -206,12 +188,7 @@ def resolve_return_estimator(chosen: str, trainer_kind: str) -> str:
     Raises:
         KeyError: ``auto`` with no estimator registered for ``trainer_kind``.
     """
-    if chosen != "auto":
-        return chosen
-    names = return_estimator_names(trainer_kind)
-    if not names:
-        raise KeyError(f"no return estimator registered for trainer kind {trainer_kind!r}")
-    return names[0]
+    return _ESTIMATORS.resolve(chosen, trainer_kind)
 
 
 def build_return_estimator(name: str, config: Any) -> TargetsStep:
@@ -220,7 +197,4 @@ def build_return_estimator(name: str, config: Any) -> TargetsStep:
     Raises:
         KeyError: no estimator of that name (the message lists the registered ones).
     """
-    entry = _ESTIMATORS.get(name)
-    if entry is None:
-        raise KeyError(f"no return estimator {name!r}: registered are {return_estimator_names()}")
-    return entry.build(config)
+    return _ESTIMATORS.builder(name)(config)
