@@ -16,9 +16,12 @@ fills a second storage, which becomes the next rollout.
 Collection is :class:`~habitat_ver.system.ver_collector.VERCollector`'s; this
 class wires it to the storage and the policy, cuts rollouts of slow ranks
 (multi-rank preemption) and learns.  Everything else -- set-up, checkpoints,
-resume, logging, evaluation (upstream's vector env and evaluator) -- is
-:class:`DDPPOTrainer`'s, through its named hooks (``_init_envs``,
-``_create_agent``, ``_collect_rollout``, ``_update_agent``).
+resume, logging, evaluation (upstream's vector env and evaluator) -- is the
+shared base's, :class:`~habitat_ver.trainers.base.HabitatVerTrainer`, through
+its named hooks (``_init_envs``, ``_create_agent``, ``_collect_rollout``,
+``_update_agent``): ``ver`` is a sibling of
+:class:`~habitat_ver.trainers.ddppo.DDPPOTrainer` and ``appo``, not a child
+of either.
 """
 
 import functools
@@ -41,7 +44,7 @@ from habitat_ver.system.reward_guard import NonFiniteRewards, max_nonfinite_rewa
 from habitat_ver.system.shared_buffers import record_episode_stats
 from habitat_ver.system.ver_collector import VERCollector
 from habitat_ver.system.worker_pool import EnvWorkerPool
-from habitat_ver.trainers.ddppo import DDPPOTrainer
+from habitat_ver.trainers.base import HabitatVerTrainer
 from habitat_ver.trainers.ver_agent import VERAgentAccessMgr
 
 
@@ -52,7 +55,7 @@ SETTLE_SHARE = 0.25
 SETTLE_PAUSE_UPDATES = 20
 
 
-class VERTrainer(DDPPOTrainer):
+class VERTrainer(HabitatVerTrainer):
     """VER / NoVER, registered as ``ver``."""
 
     # What validation checks this trainer (and a subclass) as.
@@ -65,8 +68,8 @@ class VERTrainer(DDPPOTrainer):
 
     @classmethod
     def check_config(cls, config: Any) -> None:
-        """ver's own settings, in place of ddppo's: minibatches that divide
-        the rollout; no lock-step double buffering, no ``rl.appo``."""
+        """ver's own settings: minibatches that divide the rollout; no
+        lock-step double buffering, no ``rl.appo``."""
         check_minibatches_divide_the_rollout(config)
         refuse_double_buffering(
             config,
