@@ -17,30 +17,14 @@ from habitat_ver.trainers.ddppo import DDPPOTrainer
 from habitat_ver.trainers.ver import VERTrainer
 from habitat_ver.updaters.gae_targets import GAETargets
 from habitat_ver.updaters.targets import (
-    RolloutTargets,
     register_return_estimator,
     unregister_return_estimator,
 )
 
+from ..updaters.toy_estimator import RewardToGo
 from .conftest import run_overrides
 
 T = 16  # run_overrides' rollout length
-
-
-class RewardToGo(RolloutTargets):
-    """Monte-Carlo, undiscounted, cut at the rollout's end: R_t = r_t + (1 - done_t) R_{t+1}."""
-
-    @classmethod
-    def from_config(cls, config):
-        return cls()
-
-    def returns(self, steps):
-        returns = torch.empty_like(steps.rewards)
-        following = torch.zeros_like(steps.bootstrap_values)
-        for t in reversed(range(steps.rewards.shape[0])):
-            following = steps.rewards[t] + (~steps.dones[t]) * following
-            returns[t] = following
-        return returns
 
 
 @pytest.fixture

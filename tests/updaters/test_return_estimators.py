@@ -23,18 +23,7 @@ from habitat_ver.updaters.targets import (
 )
 from habitat_ver.updaters.vtrace_targets import VTraceTargets
 
-
-class RewardSum(RolloutTargets):
-    """Undiscounted reward-to-go, no bootstrap (time-major only: sequences
-    go through the base class's grid)."""
-
-    def returns(self, steps):
-        returns = torch.empty_like(steps.rewards)
-        following = torch.zeros_like(steps.bootstrap_values)
-        for t in reversed(range(steps.rewards.shape[0])):
-            following = steps.rewards[t] + (~steps.dones[t]) * following
-            returns[t] = following
-        return returns
+from .toy_estimator import RewardToGo
 
 
 def test_registered_names_and_what_auto_means():
@@ -53,16 +42,16 @@ def test_registered_names_and_what_auto_means():
 
 
 def test_registry_refuses_overwrites_auto_and_unknown_names():
-    register_return_estimator("sum", lambda config: RewardSum(), trainers=("ddppo",))
+    register_return_estimator("sum", lambda config: RewardToGo(), trainers=("ddppo",))
     try:
         assert return_estimator_names("ddppo") == ("gae", "sum")
         assert return_estimator_names("appo") == ("vtrace",)
         with pytest.raises(ValueError, match="'sum' is already registered"):
-            register_return_estimator("sum", lambda config: RewardSum())
+            register_return_estimator("sum", lambda config: RewardToGo())
     finally:
         unregister_return_estimator("sum")
     with pytest.raises(ValueError, match="'auto' is reserved"):
-        register_return_estimator("auto", lambda config: RewardSum())
+        register_return_estimator("auto", lambda config: RewardToGo())
     registered = r"no return estimator 'sum': registered are \('gae', 'vtrace'\)"
     with pytest.raises(KeyError, match=registered):
         build_return_estimator("sum", None)
@@ -78,9 +67,9 @@ def test_sequences_reach_a_time_major_estimator_through_the_grid():
         torch.zeros(2, 1),
         lengths=torch.tensor([2, 1]),
     )
-    assert RewardSum().sequence_returns(steps).view(-1).tolist() == [3.0, 2.0, 4.0]
+    assert RewardToGo().sequence_returns(steps).view(-1).tolist() == [3.0, 2.0, 4.0]
     ended = steps._replace(dones=torch.tensor([[True], [False], [False]]))
-    assert RewardSum().sequence_returns(ended).view(-1).tolist() == [1.0, 2.0, 4.0]
+    assert RewardToGo().sequence_returns(ended).view(-1).tolist() == [1.0, 2.0, 4.0]
 
 
 def test_gae_on_the_grid_equals_gae_on_sequences_bit_for_bit():
@@ -142,4 +131,4 @@ def test_storage_steps_need_compute_returns_and_upstream_storages_keep_their_gae
     updater = SimpleNamespace(get_advantages=lambda rollouts: rollouts.buffers["returns"])
     assert torch.equal(GAETargets().before_epochs(updater, upstream), stored)
     with pytest.raises(TypeError, match="RolloutStorage does not lay out its steps"):
-        RewardSum().before_epochs(updater, upstream)
+        RewardToGo().before_epochs(updater, upstream)
