@@ -200,8 +200,16 @@ class LearnerThreads:
         # Threads the last update ran with (logged as system/learner_threads).
         self.last_threads = 1
 
-    def may_take_several(self) -> bool:
-        """Whether a lock-step update may learn on more than one thread."""
+    @staticmethod
+    def _chooses(device: torch.device) -> bool:
+        """Whether :meth:`update` sets the threads on ``device``: a
+        single-threaded CPU learner (elsewhere it leaves them as they are)."""
+        return device.type == "cpu" and torch.get_num_threads() == 1
+
+    def may_take_several(self, device: torch.device) -> bool:
+        """Whether a lock-step update on ``device`` may learn on more than one thread."""
+        if not self._chooses(device):
+            return False
         return self.fixed > 1 if self.fixed is not None else cores_per_process() > 1
 
     def multi_thread_gain(self) -> Optional[float]:
@@ -253,7 +261,7 @@ class LearnerThreads:
         """Within the block, a single-threaded CPU learner whose envs are idle
         uses :meth:`next_choice`'s threads; elsewhere nothing changes."""
         before = torch.get_num_threads()
-        if not envs_idle or device.type != "cpu" or before != 1:
+        if not envs_idle or not self._chooses(device):
             self.last_threads = before
             yield
             return

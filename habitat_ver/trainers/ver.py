@@ -242,7 +242,7 @@ class VERTrainer(HabitatVerTrainer):
         """
         assert self._collector is not None, "_init_train builds the collector"
         threads = self._learner_threads
-        if self.device.type != "cpu" or not threads.may_take_several():
+        if not threads.may_take_several(self.device):
             return
         if self.num_updates_done < self._settle_resumes_at:
             return

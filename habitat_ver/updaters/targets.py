@@ -26,8 +26,8 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 from torch import Tensor
 
-from habitat_ver.common.kind_registry import KindRegistry
 from habitat_ver.algo.sequence_grid import from_end_aligned_grid, to_end_aligned_grid
+from habitat_ver.common.kind_registry import KindRegistry
 from habitat_ver.storage.return_steps import RolloutSteps
 
 __all__ = [

@@ -151,7 +151,7 @@ def test_a_lockstep_update_waits_for_the_steps_in_flight_up_to_its_cap(
     # learning starts without it), so that the learner may take idle cores.
     trainer = _trainer(out_dir, _straggler(0, 0.3))
     try:
-        trainer._learner_threads.may_take_several = lambda: True
+        trainer._learner_threads.may_take_several = lambda device: True
         assert trainer._collect_rollout() == T * N
         collector = trainer._collector
         assert collector._in_flight == 2  # env 1's last action too
