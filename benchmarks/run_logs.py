@@ -21,6 +21,9 @@ from typing import Dict, List, Optional, Sequence, Tuple
 KEYS: Dict[str, Tuple[str, ...]] = {
     "sps": ("system/sps", "perf/fps"),
     "reward": ("reward",),
+    # Episode metrics over the reward window (habitat's ``metrics/<info key>``).
+    "success": ("metrics/success",),
+    "spl": ("metrics/spl",),
     "collect_s": (
         "system/collect_seconds",
         "system/time/trainer.rollout_collect",
@@ -32,6 +35,8 @@ KEYS: Dict[str, Tuple[str, ...]] = {
         "perf/trainer.update_agent",
     ),
 }
+# Series returned as ``<name>_curve`` by :func:`summarize` (reward always).
+CURVES = ("reward", "success", "spl")
 # Tags whose value is a running mean over the whole run (read: the last one);
 # every other tag is one update's value (read: the mean over steady updates).
 RUNNING_MEAN_PREFIXES = ("perf/", "system/time/", "log:")
@@ -193,6 +198,7 @@ def summarize(series: Series) -> Dict[str, object]:
         time, start-up included), ``steps``, ``steps_per_update``,
         ``update_s``, the keys of :func:`split`, ``collect_sps`` (steps per
         update / collection seconds), ``reward_curve`` ([[step, return]]),
+        ``success_curve`` and ``spl_curve`` where logged (same form),
         ``final_reward`` and ``keys`` (the tag each series came from).
     """
     if "sps" not in series:
@@ -208,7 +214,12 @@ def summarize(series: Series) -> Dict[str, object]:
         update_s, _timing(series, "collect_s", steady_from), _timing(series, "learn_s", steady_from)
     )
     collect = parts["collect_s"]
-    reward = [[p[0], p[1]] for p in series.get("reward", ("", []))[1]]
+    curves = {
+        f"{name}_curve": [[p[0], p[1]] for p in series[name][1]]
+        for name in CURVES
+        if name in series
+    }
+    reward = curves.setdefault("reward_curve", [])
     return dict(
         steady_sps=steady_sps,
         mean_sps=points[-1][1],
@@ -217,7 +228,7 @@ def summarize(series: Series) -> Dict[str, object]:
         update_s=update_s,
         **parts,
         collect_sps=per_update / collect if collect else None,
-        reward_curve=reward,
+        **curves,
         final_reward=reward[-1][1] if reward else None,
         keys={name: tag for name, (tag, _) in series.items()},
     )

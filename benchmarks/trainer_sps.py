@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 # The benchmarks folder is not a package: its sibling modules are found by path.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -80,18 +80,27 @@ DEFAULT_WORKLOADS = ["homogeneous", "heterogeneous", "wait_bound"]
 # up the waits of several envs (the config is a ddppo one: rl.appo is
 # refused there, so the layout is given here).
 APPO_WORKER_PER_ENV = {WORKLOADS["wait_bound"]}
-# The dataset the pointnav/* configs read (relative to the repository root).
-POINTNAV_DATASET = ROOT / "data/datasets/pointnav/simple_room/v1/train/train.json.gz"
+# The train split of a generated simple_room dataset, under its data root; the
+# pointnav/* configs read the root ``data/``.
+POINTNAV_TRAIN = "datasets/pointnav/simple_room/v1/train/train.json.gz"
 
 
-def ensure_pointnav_dataset(stages_dir: Optional[str]) -> None:
-    """Generate the pointnav/* configs' dataset into ``data/`` if it is missing."""
-    if POINTNAV_DATASET.exists():
+def ensure_pointnav_dataset(
+    stages_dir: Optional[str], root: Path = ROOT / "data", options: Sequence[str] = ()
+) -> None:
+    """Generate a simple_room PointNav dataset into ``root`` if it is missing.
+
+    Args:
+        stages_dir: habitat-sim's test stages (None: the generator's default).
+        root: the data root (``--out`` of the generator).
+        options: more generator options (episode counts, geodesic range).
+    """
+    if (root / POINTNAV_TRAIN).exists():
         return
-    print(f"generating {POINTNAV_DATASET.relative_to(ROOT)} ...", flush=True)
-    cmd = [sys.executable, "-m", "habitat_ver.tools.make_pointnav_dataset"]
+    print(f"generating {root / POINTNAV_TRAIN} ...", flush=True)
+    cmd = [sys.executable, "-m", "habitat_ver.tools.make_pointnav_dataset", "--out", str(root)]
     done = subprocess.run(
-        cmd + (["--stages-dir", stages_dir] if stages_dir else []),
+        cmd + (["--stages-dir", stages_dir] if stages_dir else []) + list(options),
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -134,11 +143,13 @@ def run_variant(
     overrides: List[str],
     keep_curve: bool = False,
     launcher: Optional[List[str]] = None,
+    then: Optional[Callable[[str], Dict[str, Any]]] = None,
 ) -> Dict[str, Any]:
     """Train ``config`` in a subprocess (``python`` + ``launcher``, by default
     ``-m habitat_ver.run``): :func:`run_logs.summarize` of its run (steady
-    rate, split, timings; the return curve with ``keep_curve``), or
-    ``{"error": [last lines]}``."""
+    rate, split, timings; the episode curves with ``keep_curve``), or
+    ``{"error": [last lines]}``.  ``then``, given the run's folder (checkpoints
+    in ``ck/``) before it is removed, returns entries added to the result."""
     with tempfile.TemporaryDirectory() as out:
         cmd = [
             sys.executable,
@@ -160,8 +171,8 @@ def run_variant(
         except ValueError as error:
             return {"error": [str(error)], "wall_s": wall}
         if not keep_curve:
-            summary.pop("reward_curve")
-        return {**summary, "wall_s": wall}
+            summary = {k: v for k, v in summary.items() if not k.endswith("_curve")}
+        return {**summary, "wall_s": wall, **(then(out) if then else {})}
 
 
 def describe_workload(

@@ -104,6 +104,24 @@ def test_summarize_on_a_hand_made_run():
     assert summary["learn_s"] == pytest.approx(1.0)  # the start-up update's 9 s left out
     assert summary["collect_s"] == pytest.approx(3.0)
     assert summary["collect_sps"] == pytest.approx(1024 / 3)
+    assert summary["reward_curve"] == [] and "success_curve" not in summary
+
+
+def test_episode_metrics_come_back_as_curves(tmp_path):
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(tmp_path))
+    for step, success in ((128, 0.25), (256, 0.5), (384, 1.0)):
+        writer.add_scalar("system/sps", 64.0, step)
+        writer.add_scalar("reward", 2.0 * success, step)
+        writer.add_scalar("metrics/success", success, step)
+        writer.add_scalar("metrics/spl", success / 2, step)
+    writer.close()
+    summary = run_logs.summarize(run_logs.read_run(str(tmp_path)))
+    assert summary["success_curve"] == [[128.0, 0.25], [256.0, 0.5], [384.0, 1.0]]
+    assert summary["spl_curve"] == [[128.0, 0.125], [256.0, 0.25], [384.0, 0.5]]
+    assert summary["reward_curve"][-1] == [384.0, 2.0]
+    assert summary["keys"]["success"] == "metrics/success"
 
 
 def test_read_run_maps_old_and_new_tags_and_upstream_log_lines(tmp_path):
@@ -229,12 +247,87 @@ def test_resume_keeps_the_finished_runs_of_the_same_settings(tmp_path):
             )
         )
     )
-    args = argparse.Namespace(steps=1000, threshold=400.0, no_stragglers=False)
+    args = argparse.Namespace(task="cartpole", steps=1000, threshold=400.0, no_stragglers=False)
+    # A file from before --task is CartPole's.
     assert sample_efficiency.finished_runs(out, args) == {("ver", "2"): ok, ("appo", "1"): ok}
     # Other settings: nothing is kept.
     args.steps = 2000
     assert sample_efficiency.finished_runs(out, args) == {}
     assert sample_efficiency.finished_runs(tmp_path / "none.json", args) == {}
+    # Another task, same numbers: nothing is kept either.
+    args = argparse.Namespace(
+        task="pointnav_blind", steps=1000, threshold=400.0, no_stragglers=True
+    )
+    assert sample_efficiency.finished_runs(out, args) == {}
+
+
+def test_final_value_and_eval_metrics():
+    sample_efficiency = _load("sample_efficiency")
+    curve = [[float(i), float(i)] for i in range(1, 21)]
+    assert sample_efficiency.final_value(curve) == 19.5  # the last 2 of 20: (19 + 20) / 2
+    assert sample_efficiency.final_value(curve[:5]) == 5.0  # at least one point
+    assert sample_efficiency.final_value([]) is None
+    log = "... Average episode reward: -1.5\n... Average episode success: 0.9500\n"
+    log += "... Average episode spl: 0.8512\n"
+    assert _load("pointnav_blind").eval_metrics(log) == {"success": 0.95, "spl": 0.8512}
+
+
+def test_task_defaults_and_systems():
+    sample_efficiency = _load("sample_efficiency")
+    cartpole = sample_efficiency.parse_args([])
+    assert (cartpole.systems, cartpole.seeds, cartpole.steps, cartpole.threshold) == (
+        ["ddppo", "ver", "ver_overlap", "appo"],
+        3,
+        300000,
+        400.0,
+    )
+    assert cartpole.out.endswith("benchmarks/results/sample_efficiency.json")
+    assert sample_efficiency.with_stragglers(cartpole)
+    pointnav = sample_efficiency.parse_args(["--task", "pointnav_blind", "--seeds", "1"])
+    assert (pointnav.systems, pointnav.seeds, pointnav.steps, pointnav.threshold) == (
+        ["ddppo", "ver"],
+        1,
+        19200,  # the learning test's 150 updates of 4 envs x 32 steps
+        0.8,
+    )
+    assert pointnav.out.endswith("sample_efficiency_pointnav_blind.json")
+    assert not sample_efficiency.with_stragglers(pointnav)
+    with pytest.raises(SystemExit):  # appo is not a system of that task
+        sample_efficiency.parse_args(["--task", "pointnav_blind", "--systems", "appo"])
+
+
+def test_pointnav_systems_differ_only_in_trainer_and_storage():
+    """The comparison is fair: both configs, with the task's overrides, share
+    every setting but the trainer's (and their output paths)."""
+    from habitat_ver.config.compose import get_config
+
+    sample_efficiency = _load("sample_efficiency")
+    args = sample_efficiency.parse_args(["--task", "pointnav_blind", "--data", "/d"])
+    overrides = sample_efficiency.task_overrides(args)
+    assert "habitat.dataset.scenes_dir=/d/scene_datasets" in overrides
+    flat = {}
+    for system, (config, extra) in _load("pointnav_blind").SYSTEMS.items():
+        cfg = OmegaConf.to_container(get_config(config, overrides + extra))
+        flat[system] = dict(_flatten(cfg))
+    ddppo, ver = flat["ddppo"], flat["ver"]
+    differ = {k for k in ddppo.keys() | ver.keys() if ddppo.get(k) != ver.get(k)}
+    paths = {"video_dir", "eval_ckpt_path_dir", "checkpoint_folder", "tensorboard_dir", "log_file"}
+    assert differ - {f"habitat_baselines.{p}" for p in paths} == {
+        "habitat_baselines.trainer_name",
+        "habitat_baselines.rollout_storage_name",
+        "habitat_baselines.rl.ver.num_inference_workers",  # read by ver only
+    }
+    assert ver["habitat_baselines.rl.ppo.lr"] == 1e-3
+    assert ver["habitat_baselines.rl.ppo.num_mini_batch"] == 1
+    assert not any(".sim_sensors.rgb_sensor" in k or ".depth_sensor" in k for k in ver)
+
+
+def _flatten(tree, prefix=""):
+    for key, value in tree.items():
+        if isinstance(value, dict) and value:
+            yield from _flatten(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
 
 
 def test_upstream_ver_workers_build_our_wrapped_env(monkeypatch):
