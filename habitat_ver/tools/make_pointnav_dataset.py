@@ -12,6 +12,19 @@ self-contained::
     <out>/datasets/pointnav/simple_room/v1/train/train.json.gz
     <out>/datasets/pointnav/simple_room/v1/val/val.json.gz
 
+A furnished scene of a scene dataset (``--scene-dataset``, e.g. the apartment
+``make_hab_dataset`` writes) is given as its ``*.scene_instance.json`` and is
+not copied: its episodes name it relative to ``scene_datasets`` (habitat-lab
+joins the two) and carry the scene dataset's path as given (habitat-lab
+configures the simulator with each episode's ``scene_dataset_config``; like
+HAB's episodes, the path is relative to the folder runs start in).  Episodes
+on a stage keep the ``default`` scene dataset, so one dataset can mix both, as
+the mixed-scene benchmark does::
+
+    python -m habitat_ver.tools.make_pointnav_dataset --stage simple_room.glb \
+        --scene-dataset data/hab_ver/hab_ver.scene_dataset_config.json \
+        --stage data/hab_ver/scenes/hab_ver_apartment.scene_instance.json
+
 Run from the repository root (the ``pointnav/*`` configs read ``data/``)::
 
     python -m habitat_ver.tools.make_pointnav_dataset
@@ -50,8 +63,13 @@ GOAL_RADIUS = 0.2
 # Points on navmesh islands smaller than this are furniture tops, not floor
 # (the value habitat-lab's own generator uses).
 ISLAND_RADIUS_LIMIT = 1.5
-# Start and goal on one floor: at most this height difference (metres).
+# Start and goal on one floor: at most this height difference (metres), and
+# at most this far above the lowest navigable point (a ceiling's top is an
+# island of its own on a closed stage).
 MAX_HEIGHT_DIFFERENCE = 0.5
+# Navigable points sampled to find a scene's lowest floor.
+FLOOR_SAMPLES = 200
+SCENE_INSTANCE_SUFFIX = ".scene_instance.json"
 SPLIT_SEEDS = {"train": 0, "val": 1}
 # A split's file inside the dataset's folder (habitat's data_path pattern).
 SPLIT_FILE = os.path.join("v1", "{split}", "{split}.json.gz")
@@ -75,8 +93,9 @@ def dataset_paths(out: str, name: str) -> Dict[str, str]:
     }
 
 
-def _make_sim(scene_path: str) -> Any:
-    """habitat-lab's PointNav simulator on one stage, without sensors.
+def _make_sim(scene_path: str, scene_dataset: Optional[str] = None) -> Any:
+    """habitat-lab's PointNav simulator on one stage (or scene of
+    ``scene_dataset``), without sensors.
 
     The navmesh is computed at load with habitat-lab's default agent settings
     (``default_agent_navmesh``), the same the PointNav task gets.
@@ -90,6 +109,8 @@ def _make_sim(scene_path: str) -> Any:
     with read_write(config):
         sim_config = config.habitat.simulator
         sim_config.scene = os.path.abspath(scene_path)
+        if scene_dataset is not None:
+            sim_config.scene_dataset = os.path.abspath(scene_dataset)
         # No sensors are read here; with none, no renderer is needed either.
         sim_config.agents.main_agent.sim_sensors = {}
         sim_config.habitat_sim_v0.gpu_device_id = -1
@@ -109,6 +130,7 @@ def sample_episodes(
     max_geodesic: float,
     seed: int,
     max_tries: int = 100000,
+    scene_dataset: Optional[str] = None,
 ) -> List[Dict[str, Any]]:
     """Start/goal pairs on one stage's navmesh, as ``PointNav-v1`` dicts.
 
@@ -121,6 +143,8 @@ def sample_episodes(
         seed: seeds the navmesh sampler and the start headings.
         max_tries: sampled pairs before giving up (a stage too small or too
             fragmented for the distance range).
+        scene_dataset: the episodes' ``scene_dataset_config`` (None: habitat's
+            default, left out of the dicts).
 
     Returns:
         ``num_episodes`` episode dicts, with ``info.geodesic_distance``.
@@ -129,6 +153,8 @@ def sample_episodes(
         ValueError: when ``max_tries`` pairs gave too few episodes.
     """
     sim.pathfinder.seed(seed)
+    floor = min(sim.pathfinder.get_random_navigable_point()[1] for _ in range(FLOOR_SAMPLES))
+    sim.pathfinder.seed(seed)  # the episodes do not depend on FLOOR_SAMPLES
     rng = np.random.default_rng(seed)
     episodes: List[Dict[str, Any]] = []
     for _ in range(max_tries):
@@ -136,7 +162,7 @@ def sample_episodes(
             return episodes
         start = np.asarray(sim.pathfinder.get_random_navigable_point(), dtype=np.float64)
         goal = np.asarray(sim.pathfinder.get_random_navigable_point(), dtype=np.float64)
-        if abs(start[1] - goal[1]) > MAX_HEIGHT_DIFFERENCE:
+        if max(start[1], goal[1]) > floor + MAX_HEIGHT_DIFFERENCE:
             continue
         geodesic = float(sim.geodesic_distance(start, [goal]))
         if not min_geodesic <= geodesic <= max_geodesic:  # inf: unreachable
@@ -147,6 +173,7 @@ def sample_episodes(
             {
                 "episode_id": str(len(episodes)),
                 "scene_id": scene_id,
+                **({"scene_dataset_config": scene_dataset} if scene_dataset else {}),
                 "start_position": start.tolist(),
                 "start_rotation": _yaw_quaternion(rng.uniform(0.0, 2.0 * np.pi)),
                 "goals": [{"position": goal.tolist(), "radius": GOAL_RADIUS}],
@@ -181,6 +208,14 @@ def _copy_stage(stage: str, scenes_dir: str) -> str:
     return scene_id
 
 
+def _scene_id(stage: str, scenes_dir: str) -> str:
+    """The episodes' ``scene_id`` of ``stage``: a stage is copied into
+    ``scenes_dir``; a scene instance stays where it is, named relative to it."""
+    if stage.endswith(SCENE_INSTANCE_SUFFIX):
+        return os.path.relpath(os.path.abspath(stage), os.path.abspath(scenes_dir))
+    return _copy_stage(stage, scenes_dir)
+
+
 def make_dataset(
     stages: Sequence[str],
     out: str,
@@ -188,24 +223,34 @@ def make_dataset(
     episodes_per_split: Dict[str, int],
     min_geodesic: float,
     max_geodesic: float,
+    scene_dataset: Optional[str] = None,
 ) -> Dict[str, str]:
-    """Generate every split for ``stages``; see the module docstring.
+    """Generate every split for ``stages`` (stage ``.glb`` files, or scene
+    instances of ``scene_dataset``); see the module docstring.
 
     Returns:
         :func:`dataset_paths` of the written dataset.
     """
     paths = dataset_paths(out, name)
     per_split: Dict[str, List[Dict[str, Any]]] = {s: [] for s in episodes_per_split}
+    os.makedirs(paths["scenes_dir"], exist_ok=True)
     for stage_index, stage in enumerate(stages):
-        scene_id = _copy_stage(stage, paths["scenes_dir"])
-        sim = _make_sim(os.path.join(paths["scenes_dir"], scene_id))
+        scene_id = _scene_id(stage, paths["scenes_dir"])
+        sim = _make_sim(os.path.join(paths["scenes_dir"], scene_id), scene_dataset)
         try:
             if not sim.pathfinder.is_loaded:
                 raise ValueError(f"{stage}: habitat-sim could not build a navmesh on this stage")
+            in_dataset = scene_dataset if stage.endswith(SCENE_INSTANCE_SUFFIX) else None
             for split, count in episodes_per_split.items():
                 seed = 1000 * stage_index + SPLIT_SEEDS.get(split, len(SPLIT_SEEDS))
                 per_split[split] += sample_episodes(
-                    sim, scene_id, count, min_geodesic, max_geodesic, seed
+                    sim,
+                    scene_id,
+                    count,
+                    min_geodesic,
+                    max_geodesic,
+                    seed,
+                    scene_dataset=in_dataset,
                 )
         finally:
             sim.close()
@@ -247,6 +292,12 @@ def _parser() -> argparse.ArgumentParser:
         dest="stages",
         help="stage file name or path, repeatable (default: simple_room.glb)",
     )
+    parser.add_argument(
+        "--scene-dataset",
+        default=None,
+        help="a *.scene_dataset_config.json whose scene instances (*.scene_instance.json) "
+        "--stage may name",
+    )
     parser.add_argument("--out", default=DEFAULT_OUT, help="data root (default: %(default)s)")
     parser.add_argument(
         "--name", default=None, help="dataset name (default: the stage names joined by '+')"
@@ -266,6 +317,11 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         for s in (args.stages or DEFAULT_STAGES)
     ]
     errors = [f"stage {s!r} not found" for s in stages if not os.path.isfile(s)]
+    if args.scene_dataset is not None and not os.path.isfile(args.scene_dataset):
+        errors.append(f"--scene-dataset {args.scene_dataset!r} not found")
+    instances = [s for s in stages if s.endswith(SCENE_INSTANCE_SUFFIX)]
+    if instances and args.scene_dataset is None:
+        errors.append(f"{instances[0]!r} is a scene instance: pass its --scene-dataset")
     if not 0 < args.min_geodesic <= args.max_geodesic:
         errors.append(
             f"--min-geodesic={args.min_geodesic} and --max-geodesic="
@@ -280,7 +336,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             file=sys.stderr,
         )
         sys.exit(2)
-    name = args.name or "+".join(os.path.splitext(os.path.basename(s))[0] for s in stages)
+    name = args.name or "+".join(os.path.basename(s).split(".")[0] for s in stages)
     try:
         paths = make_dataset(
             stages,
@@ -289,6 +345,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             {"train": args.train_episodes, "val": args.val_episodes},
             args.min_geodesic,
             args.max_geodesic,
+            args.scene_dataset,
         )
     except ValueError as error:
         print(f"{COMMAND}: error: {error}", file=sys.stderr)

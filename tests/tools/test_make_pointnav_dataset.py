@@ -30,10 +30,13 @@ def stub_sim(monkeypatch, tmp_path):
     stage = tmp_path / "stages" / "room.glb"
     stage.parent.mkdir()
     stage.write_bytes(b"stage")
-    monkeypatch.setattr(tool, "_make_sim", lambda path: _FakeSim())
+    monkeypatch.setattr(tool, "_make_sim", lambda path, scene_dataset=None: _FakeSim())
 
-    def sample(sim, scene_id, count, low, high, seed, max_tries=100000):
-        return [{"episode_id": "0", "scene_id": scene_id, "seed": seed} for _ in range(count)]
+    def sample(sim, scene_id, count, low, high, seed, max_tries=100000, scene_dataset=None):
+        episode = {"episode_id": "0", "scene_id": scene_id, "seed": seed}
+        if scene_dataset:
+            episode["scene_dataset_config"] = scene_dataset
+        return [dict(episode) for _ in range(count)]
 
     monkeypatch.setattr(tool, "sample_episodes", sample)
     return str(stage)
@@ -103,7 +106,7 @@ class Sim:
     def close(self):
         pass
 
-tool._make_sim = lambda path: Sim()
+tool._make_sim = lambda path, scene_dataset=None: Sim()
 tool.sample_episodes = lambda sim, scene, count, *a, **k: [{"scene_id": scene}] * count
 real = tool.write_atomically
 
@@ -153,3 +156,82 @@ def test_the_command_reports_a_full_disk_in_one_line(stub_sim, tmp_path, monkeyp
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"{tool.COMMAND}: error: could not write ") and "\n" not in err
     assert "No space left on device" in err and "no dataset was written" in err
+
+
+def test_a_scene_instance_is_named_relative_to_scene_datasets_and_not_copied(
+    stub_sim, tmp_path, monkeypatch
+):
+    instance = tmp_path / "hab" / "scenes" / "apt.scene_instance.json"
+    instance.parent.mkdir(parents=True)
+    instance.write_text("{}")
+    loaded = []
+    monkeypatch.setattr(
+        tool,
+        "_make_sim",
+        lambda path, scene_dataset=None: loaded.append((path, scene_dataset)) or _FakeSim(),
+    )
+    out = tmp_path / "d"
+    tool.make_dataset(
+        [stub_sim, str(instance)], str(out), "room", {"train": 1, "val": 1}, 1.0, 3.0, "hab.json"
+    )
+    episodes = _episodes(out, "train")
+    ids = [e["scene_id"] for e in episodes]
+    assert ids == ["habitat_ver/room.glb", "../../hab/scenes/apt.scene_instance.json"]
+    # habitat-lab configures the simulator with each episode's scene dataset.
+    assert [e.get("scene_dataset_config") for e in episodes] == [None, "hab.json"]
+    # habitat-lab joins scenes_dir and scene_id: that path is the instance itself.
+    joined = out / "scene_datasets" / ids[1]
+    assert joined.resolve() == instance.resolve()
+    assert sorted(p.name for p in (out / "scene_datasets/habitat_ver").iterdir()) == ["room.glb"]
+    assert [d for _, d in loaded] == ["hab.json", "hab.json"]
+
+
+def test_a_scene_instance_without_its_scene_dataset_is_one_line_and_exit_2(tmp_path, capsys):
+    instance = tmp_path / "apt.scene_instance.json"
+    instance.write_text("{}")
+    with pytest.raises(SystemExit) as caught:
+        tool.main(["--stage", str(instance), "--out", str(tmp_path / "d")])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "is a scene instance: pass its --scene-dataset" in err and "\n" not in err
+
+
+class _TwoFloors:
+    """A navmesh with a floor at y=0 and a ceiling's top at y=3 (every other
+    pair of points: start and goal on the same island), every pair reachable at
+    its distance along x."""
+
+    def __init__(self):
+        self.calls = 0
+        sim = self
+
+        class PathFinder:
+            def seed(self, seed):
+                sim.calls = 0
+
+            def get_random_navigable_point(self):
+                sim.calls += 1
+                height = 3.0 if (sim.calls - 1) // 2 % 2 else 0.0
+                return [float(2 * sim.calls % 7), height, 0.0]
+
+        self.pathfinder = PathFinder()
+
+    def geodesic_distance(self, start, goals):
+        return float(abs(start[0] - goals[0][0]))
+
+    def island_radius(self, point):
+        return 10.0
+
+
+def test_episodes_stay_on_the_lowest_floor():
+    episodes = tool.sample_episodes(_TwoFloors(), "s", 20, 1.0, 4.0, seed=0)
+    heights = {e["start_position"][1] for e in episodes} | {
+        e["goals"][0]["position"][1] for e in episodes
+    }
+    assert heights == {0.0}
+    assert "scene_dataset_config" not in episodes[0]
+
+
+def test_episodes_of_a_scene_dataset_name_it():
+    episodes = tool.sample_episodes(_TwoFloors(), "s", 2, 1.0, 4.0, seed=0, scene_dataset="d.json")
+    assert [e["scene_dataset_config"] for e in episodes] == ["d.json", "d.json"]
