@@ -19,6 +19,12 @@ targets (``benchmarks/sps_report.py``).
     .venv/bin/python benchmarks/trainer_sps.py --config gym/ddppo_cartpole --steps 40000
     # the real simulator (habitat-sim installed): PointNav on simple_room
     .venv/bin/python benchmarks/trainer_sps.py --workloads pointnav --envs 8 --steps 4096
+    # the same on two scenes of different cost, simple_room and the furnished
+    # apartment (needs make_hab_dataset's data, as pick does)
+    .venv/bin/python benchmarks/trainer_sps.py --workloads pointnav_mixed --envs 2 --steps 4096
+    # HAB's Fetch pick with VERPolicy, the VER paper's Table 1 (needs
+    # python -m habitat_ver.tools.make_hab_dataset --assets ../shared/habitat-data)
+    .venv/bin/python benchmarks/trainer_sps.py --workloads pick --envs 8 --steps 4096
 
 Writes JSON (git SHA, machine, settings, per-system results, ratios, targets)
 atomically after every system, and a plot next to it (``--out``).
@@ -66,38 +72,83 @@ LAUNCHERS = {"upstream_ver": [str(Path(__file__).resolve().parent / "upstream_ve
 # Sample Factory's APPO (its own venv, --sf-python): not a variant of our config.
 SAMPLE_FACTORY = "sample_factory"
 
+# The furnished apartment make_hab_dataset writes (docs/HAB.md), for the mixed
+# PointNav workload (relative to the repository root).
+HAB_SCENE_DATASET = "data/hab_ver/hab_ver.scene_dataset_config.json"
+HAB_APARTMENT = "data/hab_ver/scenes/hab_ver_apartment.scene_instance.json"
+MIXED_DATASET = [
+    "--name",
+    "mixed",
+    "--stage",
+    "simple_room.glb",
+    "--scene-dataset",
+    HAB_SCENE_DATASET,
+    "--stage",
+    HAB_APARTMENT,
+]
 # Named workloads: (a) homogeneous, (b) heterogeneous but CPU-bound, (c)
-# wait-bound (VER's regime, issue 18), and habitat-lab's PointNav on the real
-# simulator (needs habitat-sim).
+# wait-bound (VER's regime, issue 18), and on the real simulator (needs
+# habitat-sim): habitat-lab's PointNav, and HAB's pick skill with the Fetch robot
+# (the VER paper's Table 1).
 WORKLOADS = {
     "homogeneous": "doom/ddppo_my_way_home",
     "heterogeneous": "doom/ddppo_mixed_stragglers",
     "wait_bound": "doom/ddppo_wait_bound",
     "pointnav": "pointnav/ddppo_simple_room",
+    "pointnav_mixed": "pointnav/ddppo_simple_room",
+    "pick": "rearrange/ver_pick",
+}
+# Overrides that make a named workload of its config, before the variant's
+# own.  The pick workload starts from rearrange/ver_pick (VERPolicy, the paper's
+# PPO settings) made a ddppo run, so that every variant's overrides apply to
+# it as to the ddppo configs; scaled to 2 CPU cores as
+# benchmarks/hab_pick_learning.py's SCALED, with the paper's 128x128 depth
+# camera still rendered by every env.
+WORKLOAD_OVERRIDES = {
+    # Heterogeneous PointNav (issue 29 item 2): the same task and sensors on
+    # simple_room and on the furnished apartment, whose RGB-D frames take ~8x
+    # longer to render on the CPU; with 2 envs each gets one scene
+    # (envs/factory.py split_scenes).
+    "pointnav_mixed": [
+        "habitat.dataset.data_path='data/datasets/pointnav/mixed/v1/{split}/{split}.json.gz'",
+    ],
+    "pick": [
+        "hab_data=generated",
+        "habitat_baselines.trainer_name=ddppo",
+        "habitat_baselines.rollout_storage_name=LockstepRolloutStorage",
+        "habitat_baselines.rl.ppo.hidden_size=128",  # paper: 512
+        "habitat.environment.max_episode_steps=200",  # upstream pick: 300
+        # VERPolicy's depth ResNet costs ~0.06 s per inference step on a CPU
+        # (docs/HAB.md), which would bound every system alike.
+        "habitat_baselines.ver_policy.visual_keys=[]",
+    ],
 }
 DEFAULT_WORKLOADS = ["homogeneous", "heterogeneous", "wait_bound"]
 # Workloads where appo gets one rollout worker per env, so that no worker adds
 # up the waits of several envs (the config is a ddppo one: rl.appo is
 # refused there, so the layout is given here).
 APPO_WORKER_PER_ENV = {WORKLOADS["wait_bound"]}
-# The train split of a generated simple_room dataset, under its data root; the
-# pointnav/* configs read the root ``data/``.
-POINTNAV_TRAIN = "datasets/pointnav/simple_room/v1/train/train.json.gz"
 
 
 def ensure_pointnav_dataset(
-    stages_dir: Optional[str], root: Path = ROOT / "data", options: Sequence[str] = ()
+    stages_dir: Optional[str],
+    root: Path = ROOT / "data",
+    options: Sequence[str] = (),
+    name: str = "simple_room",
 ) -> None:
-    """Generate a simple_room PointNav dataset into ``root`` if it is missing.
+    """Generate the PointNav dataset ``name`` into ``root`` if it is missing.
 
     Args:
         stages_dir: habitat-sim's test stages (None: the generator's default).
         root: the data root (``--out`` of the generator).
-        options: more generator options (episode counts, geodesic range).
+        options: more generator options (episode counts, geodesic range,
+            stages; ``--name`` must give ``name`` unless it is the default).
+        name: the dataset's folder under ``datasets/pointnav``.
     """
-    if (root / POINTNAV_TRAIN).exists():
+    train = root / "datasets/pointnav" / name / "v1/train/train.json.gz"
+    if train.exists():
         return
-    print(f"generating {root / POINTNAV_TRAIN} ...", flush=True)
+    print(f"generating {train} ...", flush=True)
     cmd = [sys.executable, "-m", "habitat_ver.tools.make_pointnav_dataset", "--out", str(root)]
     done = subprocess.run(
         cmd + (["--stages-dir", stages_dir] if stages_dir else []) + list(options),
@@ -217,9 +268,16 @@ def write_report(report: Dict[str, Any], out: Path) -> None:
 
 def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict) -> None:
     """Every system of ``args.variants`` on one workload, into ``report``."""
-    if config.startswith("pointnav/"):
+    if name == "pointnav_mixed":
+        if not (ROOT / HAB_APARTMENT).exists():
+            sys.exit(
+                f"{HAB_APARTMENT} is missing: python -m habitat_ver.tools.make_hab_dataset "
+                "--assets ../shared/habitat-data (docs/HAB.md)"
+            )
+        ensure_pointnav_dataset(args.stages_dir, options=MIXED_DATASET, name="mixed")
+    elif config.startswith("pointnav/"):
         ensure_pointnav_dataset(args.stages_dir)
-    overrides = settings_overrides(args)
+    overrides = WORKLOAD_OVERRIDES.get(name, []) + settings_overrides(args)
     info = describe_workload(config, overrides, config in APPO_WORKER_PER_ENV)
     if info.get("straggler") and args.limit_check_seconds > 0:
         info["limit_check"] = wait_bound.measured_limit(
@@ -249,7 +307,9 @@ def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict)
             info.get("inference_ceiling", {}).get("steps_per_s"),
         )
         entry["ratios"] = sps_report.ratios(entry["results"])
-        entry["targets"] = sps_report.targets(entry["results"], info.get("limit_sps"), ceiling)
+        entry["targets"] = sps_report.targets(
+            entry["results"], info.get("limit_sps"), ceiling, workload=name
+        )
         # Written after every system, so an interrupted run keeps what it measured.
         write_report(report, out)
     if info.get("env_ceiling"):

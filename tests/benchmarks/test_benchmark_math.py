@@ -194,6 +194,30 @@ def test_targets_and_limit_fractions():
     assert sps_report.ratios(results)["ver/ddppo"] == pytest.approx(3.0)
 
 
+def test_real_sim_workloads_check_issue_29s_targets_instead():
+    results = {
+        "ddppo": {"steady_sps": 100.0},
+        "ver": {"steady_sps": 96.0},
+        "ver_overlap": {"steady_sps": 104.0},
+        "upstream_ver": {"steady_sps": 90.0},
+    }
+    pointnav = sps_report.targets(results, None, workload="pointnav")
+    assert pointnav == {
+        "ver >= 0.95x ddppo": [96.0, 95.0, True],
+        # the best of ver's settings: overlap's 104
+        "best ver >= 1.0x ddppo": [104.0, 100.0, True],
+        "best ver >= 1.1x upstream_ver": [104.0, pytest.approx(99.0), True],
+    }
+    pick = sps_report.targets(results, None, workload="pick")
+    assert pick == {
+        "ver >= 1.3x ddppo": [96.0, 130.0, False],
+        "ver >= 1.1x upstream_ver": [96.0, pytest.approx(99.0), False],
+    }
+    # a reference that did not run leaves its target out
+    del results["upstream_ver"]
+    assert list(sps_report.targets(results, None, workload="pick")) == ["ver >= 1.3x ddppo"]
+
+
 def test_targets_against_the_env_ceiling_beside_the_wait_only_limit():
     # Limit 400, envs alone 376 (0.94 of it): collection at 360 misses 0.95 x
     # 400 = 380 but meets 0.95 x 376 = 357.2; 0.9 x 376 x 0.75 = 253.8.
