@@ -181,11 +181,9 @@ def print_table(name: str, entry: Dict[str, Any]) -> None:
             f"slept/drawn share {check['delay_share']:.3f}"
         )
     if info.get("env_ceiling"):
-        print(
-            f"  env ceiling (the workload's envs, no policy): "
-            f"{info['env_ceiling']['steps_per_s']:.1f} steps/s"
-            f" ({info['env_ceiling']['steps_per_s'] / limit:.3f} of the limit)"
-        )
+        ceiling = info["env_ceiling"]["steps_per_s"]
+        of_limit = f" ({ceiling / limit:.3f} of the limit)" if limit else ""
+        print(f"  env ceiling (the workload's envs, no policy): {ceiling:.1f} steps/s{of_limit}")
     if info.get("inference_ceiling"):
         inference = info["inference_ceiling"]
         print(

@@ -162,7 +162,8 @@ def _inference(cfg: Any, pool: Any) -> Any:
     policy = policy_cls.from_config(cfg, pool.observation_space, pool.action_space).eval()
     n = pool.num_envs
     hidden = torch.zeros(n, policy.num_recurrent_layers, policy.recurrent_hidden_size)
-    prev_actions = torch.zeros(n, *pool.buffers.actions.shape[1:], dtype=torch.long)
+    # long for discrete actions, float for continuous ones (the pool's own buffer)
+    prev_actions = torch.zeros_like(pool.buffers.actions)
 
     def answer(ids: Any, first: bool) -> None:
         observations, _, dones, _ = pool.read(ids)
