@@ -45,6 +45,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import appo_vs_sample_factory
+import hab_pick_learning
 import run_logs
 import sps_report
 import wait_bound
@@ -76,9 +77,8 @@ SAMPLE_FACTORY = "sample_factory"
 # PointNav workload (relative to the repository root).
 HAB_SCENE_DATASET = "data/hab_ver/hab_ver.scene_dataset_config.json"
 HAB_APARTMENT = "data/hab_ver/scenes/hab_ver_apartment.scene_instance.json"
+MIXED_NAME = "mixed"
 MIXED_DATASET = [
-    "--name",
-    "mixed",
     "--stage",
     "simple_room.glb",
     "--scene-dataset",
@@ -99,28 +99,23 @@ WORKLOADS = {
     "pick": "rearrange/ver_pick",
 }
 # Overrides that make a named workload of its config, before the variant's
-# own.  The pick workload starts from rearrange/ver_pick (VERPolicy, the paper's
-# PPO settings) made a ddppo run, so that every variant's overrides apply to
-# it as to the ddppo configs; scaled to 2 CPU cores as
-# benchmarks/hab_pick_learning.py's SCALED, with the paper's 128x128 depth
-# camera still rendered by every env.
+# own.
 WORKLOAD_OVERRIDES = {
     # Heterogeneous PointNav (issue 29 item 2): the same task and sensors on
     # simple_room and on the furnished apartment, whose RGB-D frames take ~8x
     # longer to render on the CPU; with 2 envs each gets one scene
     # (envs/factory.py split_scenes).
     "pointnav_mixed": [
-        "habitat.dataset.data_path='data/datasets/pointnav/mixed/v1/{split}/{split}.json.gz'",
+        f"habitat.dataset.data_path='data/datasets/pointnav/{MIXED_NAME}/v1/{{split}}/{{split}}.json.gz'",
     ],
+    # The pick workload starts from rearrange/ver_pick (VERPolicy, the paper's
+    # PPO settings) made a ddppo run, so that every variant's overrides apply
+    # to it as to the ddppo configs; with hab_pick_learning.py's policy and task
+    # on a CPU, and the paper's 128x128 depth camera still rendered by every env.
     "pick": [
-        "hab_data=generated",
+        *hab_pick_learning.PICK_ON_A_CPU,
         "habitat_baselines.trainer_name=ddppo",
         "habitat_baselines.rollout_storage_name=LockstepRolloutStorage",
-        "habitat_baselines.rl.ppo.hidden_size=128",  # paper: 512
-        "habitat.environment.max_episode_steps=200",  # upstream pick: 300
-        # VERPolicy's depth ResNet costs ~0.06 s per inference step on a CPU
-        # (docs/HAB.md), which would bound every system alike.
-        "habitat_baselines.ver_policy.visual_keys=[]",
     ],
 }
 DEFAULT_WORKLOADS = ["homogeneous", "heterogeneous", "wait_bound"]
@@ -146,14 +141,15 @@ def ensure_pointnav_dataset(
         stages_dir: habitat-sim's test stages (None: the generator's default).
         root: the data root (``--out`` of the generator).
         options: more generator options (episode counts, geodesic range,
-            stages; ``--name`` must give ``name`` unless it is the default).
-        name: the dataset's folder under ``datasets/pointnav``.
+            stages).
+        name: the dataset's folder under ``datasets/pointnav`` (its ``--name``).
     """
     train = root / "datasets/pointnav" / name / "v1/train/train.json.gz"
     if train.exists():
         return
     print(f"generating {train} ...", flush=True)
     cmd = [sys.executable, "-m", "habitat_ver.tools.make_pointnav_dataset", "--out", str(root)]
+    cmd += ["--name", name]
     done = subprocess.run(
         cmd + (["--stages-dir", stages_dir] if stages_dir else []) + list(options),
         cwd=ROOT,
@@ -278,7 +274,7 @@ def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict)
                 f"{HAB_APARTMENT} is missing: python -m habitat_ver.tools.make_hab_dataset "
                 "--assets ../shared/habitat-data (docs/HAB.md)"
             )
-        ensure_pointnav_dataset(args.stages_dir, options=MIXED_DATASET, name="mixed")
+        ensure_pointnav_dataset(args.stages_dir, options=MIXED_DATASET, name=MIXED_NAME)
     elif config.startswith("pointnav/"):
         ensure_pointnav_dataset(args.stages_dir)
     overrides = WORKLOAD_OVERRIDES.get(name, []) + settings_overrides(args)

@@ -2,8 +2,10 @@
 
 Preemption rules (:mod:`habitat_ver.distributed.preemption_rule`) and return
 estimators (:mod:`habitat_ver.updaters.targets`) are both chosen by a config
-name, ``auto`` meaning the first one registered for the trainer's kind
-(``TRAINER_KIND``); each module keeps one :class:`KindRegistry`.
+name among those registered for the trainer's kind (``TRAINER_KIND``); each
+module keeps one :class:`KindRegistry`.  For an estimator, ``auto`` is the
+first one registered for the kind (:meth:`KindRegistry.resolve`); for a
+preemption rule it is the trainer's ``DEFAULT_PREEMPTION``.
 """
 
 from dataclasses import dataclass

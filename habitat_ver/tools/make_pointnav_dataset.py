@@ -233,6 +233,7 @@ def make_dataset(
     """
     paths = dataset_paths(out, name)
     per_split: Dict[str, List[Dict[str, Any]]] = {s: [] for s in episodes_per_split}
+    # A scene instance's id climbs out of scenes_dir ("../"): it must exist.
     os.makedirs(paths["scenes_dir"], exist_ok=True)
     for stage_index, stage in enumerate(stages):
         scene_id = _scene_id(stage, paths["scenes_dir"])
