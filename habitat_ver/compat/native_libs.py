@@ -20,7 +20,7 @@ imports habitat-sim:
 Forkserver children (habitat's ``VectorEnv`` workers and ours) do not re-run
 the parent's imports: :func:`forkserver_context` makes every forkserver import
 :mod:`habitat_ver` first, which also puts the workers in sim-free mode where
-habitat-sim is missing.
+habitat-sim is missing (and gives them one torch thread).
 """
 
 import importlib.util
@@ -29,15 +29,17 @@ import os
 import sys
 from typing import Any
 
-# Imported by each forkserver before it forks a worker.
-FORKSERVER_PRELOAD = "habitat_ver"
+# Imported by each forkserver before it forks a worker: the package (sim-free
+# mode or this guard), then the module that gives workers one torch thread.
+FORKSERVER_PRELOAD = ["habitat_ver", "habitat_ver.system.forkserver_preload"]
 
 
 def forkserver_context() -> Any:
     """The forkserver multiprocessing context, its server preloading
-    :mod:`habitat_ver` (sim-free mode, or this guard, in every worker)."""
+    :mod:`habitat_ver` (sim-free mode, or this guard, in every worker) and
+    one torch thread for every worker (:mod:`habitat_ver.system.worker_threads`)."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([FORKSERVER_PRELOAD])
+    context.set_forkserver_preload(FORKSERVER_PRELOAD)
     return context
 
 

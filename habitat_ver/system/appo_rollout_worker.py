@@ -34,6 +34,7 @@ from habitat_ver.system.env_worker import (
 from habitat_ver.system.shared_buffers import EnvSharedBuffers
 from habitat_ver.system.stop_signals import ignore_stop_signals, worker_context
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
+from habitat_ver.system.worker_threads import use_one_thread
 from habitat_ver.system.worker_processes import (
     START_TIMEOUT_S,
     EnvWorkerError,
@@ -142,6 +143,7 @@ def init_process(
     ``(FAILED, env index, traceback)`` and ends the worker; one stuck in a
     step for ``hang_warning_s`` is reported once as ``(HUNG, env index, s)``.
     """
+    use_one_thread()  # its steps copy frames into shared rows
     ignore_stop_signals()  # the trainer decides how to stop, and stops us
     watch = start_watch(
         trainer_pid, hang_warning_s, lambda kind, i, payload: reports.put((kind, i, payload))

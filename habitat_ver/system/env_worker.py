@@ -25,6 +25,7 @@ from habitat_baselines.utils.info_dict import extract_scalars_from_info
 from habitat_ver.system.shared_buffers import InfoColumns
 from habitat_ver.system.stop_signals import ignore_stop_signals
 from habitat_ver.system.trainer_watch import PARENT_CHECK_SECONDS, TrainerWatch, trainer_alive
+from habitat_ver.system.worker_threads import use_one_thread
 
 
 class Command(enum.IntEnum):
@@ -216,6 +217,7 @@ def init_process(
         trainer_pid: the trainer's process; the worker exits when it is gone.
         hang_warning_s: a step or reset taking longer is reported (``HUNG``).
     """
+    use_one_thread()  # its step copies frames into shared rows
     # Ctrl-C and SLURM's signals go to the whole process group: the trainer
     # decides how to stop, and shuts this worker down.
     ignore_stop_signals()

@@ -51,6 +51,7 @@ from habitat_ver.system.worker_processes import (
     end_processes,
     warn_hung,
 )
+from habitat_ver.system.worker_threads import use_one_thread
 
 # Given (env index, (observations, reward, done, info)) of each step result.
 StepObserver = Callable[[int, Any], None]
@@ -183,6 +184,7 @@ class GuardedVectorEnv(ObservedVectorEnv):
     ) -> None:
         """Upstream's worker loop; an exception goes to the trainer as one
         message (upstream's loop would close the pipe before it could)."""
+        use_one_thread()  # the trainer's threads are the learner's
         try:
             VectorEnv._worker_env(
                 connection_read_fn,
