@@ -28,6 +28,7 @@ from torch import Tensor
 
 from habitat_ver.system.appo_buffers import SlotPool, TrajectoryBuffers
 from habitat_ver.system.env_pool import AsyncGroupPool
+from habitat_ver.system.process_names import POLICY_THREAD, name_this_thread
 from habitat_ver.system.reward_guard import DEFAULT_MAX_NONFINITE_REWARDS, NonFiniteRewards
 from habitat_ver.system.shared_buffers import record_episode_stats
 from habitat_ver.system.truncation import truncated_from_info_rows
@@ -127,6 +128,7 @@ class PolicyWorker:
 
     # ------------------------------------------------------------ the thread
     def _run(self, first_ready: List[Tuple[int, int]]) -> None:
+        name_this_thread(POLICY_THREAD)
         try:
             ready = list(first_ready)
             while not self._stop.is_set():

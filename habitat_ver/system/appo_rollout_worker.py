@@ -31,6 +31,7 @@ from habitat_ver.system.env_worker import (
     _next_command,
     start_watch,
 )
+from habitat_ver.system.process_names import ROLLOUT_WORKER, name_this_thread
 from habitat_ver.system.shared_buffers import EnvSharedBuffers
 from habitat_ver.system.stop_signals import ignore_stop_signals, worker_context
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
@@ -144,6 +145,7 @@ def init_process(
     step for ``hang_warning_s`` is reported once as ``(HUNG, env index, s)``.
     """
     use_one_thread()  # its steps copy frames into shared rows
+    name_this_thread(f"{ROLLOUT_WORKER}-{index}")
     ignore_stop_signals()  # the trainer decides how to stop, and stops us
     watch = start_watch(
         trainer_pid, hang_warning_s, lambda kind, i, payload: reports.put((kind, i, payload))

@@ -22,6 +22,7 @@ import numpy as np
 from gym import spaces
 from habitat_baselines.utils.info_dict import extract_scalars_from_info
 
+from habitat_ver.system.process_names import ENV_WORKER, name_this_thread
 from habitat_ver.system.shared_buffers import InfoColumns
 from habitat_ver.system.stop_signals import ignore_stop_signals
 from habitat_ver.system.trainer_watch import PARENT_CHECK_SECONDS, TrainerWatch, trainer_alive
@@ -218,6 +219,7 @@ def init_process(
         hang_warning_s: a step or reset taking longer is reported (``HUNG``).
     """
     use_one_thread()  # its step copies frames into shared rows
+    name_this_thread(f"{ENV_WORKER}-{index}")
     # Ctrl-C and SLURM's signals go to the whole process group: the trainer
     # decides how to stop, and shuts this worker down.
     ignore_stop_signals()

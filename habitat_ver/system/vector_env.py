@@ -42,6 +42,7 @@ from torch import Tensor
 
 from habitat_ver.system import stop_signals
 from habitat_ver.system.info_metrics import StepMetrics
+from habitat_ver.system.process_names import ENV_WORKER, name_this_thread
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S, TrainerWatch
 from habitat_ver.system.truncation import truncated_from_info
 from habitat_ver.system.worker_processes import (
@@ -185,6 +186,7 @@ class GuardedVectorEnv(ObservedVectorEnv):
         """Upstream's worker loop; an exception goes to the trainer as one
         message (upstream's loop would close the pipe before it could)."""
         use_one_thread()  # the trainer's threads are the learner's
+        name_this_thread(ENV_WORKER)
         try:
             VectorEnv._worker_env(
                 connection_read_fn,

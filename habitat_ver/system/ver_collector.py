@@ -33,6 +33,7 @@ from torch import Tensor
 
 from habitat_ver.storage.ver_storage import VERStorage
 from habitat_ver.system.env_pool import AsyncEnvPool
+from habitat_ver.system.process_names import OVERLAP_THREAD, name_this_thread
 from habitat_ver.system.reward_guard import NonFiniteRewards
 from habitat_ver.system.truncation import truncated_from_info_rows
 
@@ -310,6 +311,7 @@ class VERCollector:
         failure: List[BaseException],
     ) -> None:
         """The overlap thread: collect into ``rollouts`` until ``stop`` or full."""
+        name_this_thread(OVERLAP_THREAD)
         start = self.clock()
         try:
             # First: when learning outlasts this whole collection, held envs

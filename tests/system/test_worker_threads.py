@@ -43,12 +43,20 @@ def probes(tmp_path_factory):
 @pytest.mark.multiproc
 @pytest.mark.parametrize("kind", ["ver", "appo", "lockstep"])
 def test_each_worker_kind_steps_on_one_torch_thread(probes, kind):
-    first, last = probes[kind]
+    first, last, _ = probes[kind]
     assert len(first) == len(last) == 2
     for (threads_first, os_first), (threads_last, os_last) in zip(first, last):
         assert threads_first == threads_last == 1
         # Copying frames into shared rows started no thread pool.
         assert os_last == os_first
+
+
+@pytest.mark.multiproc
+def test_workers_and_the_forkserver_bear_their_kind_in_the_kernel(probes):
+    # habitat_ver.system.process_names: what benchmarks/process_cpu.py reads.
+    assert {"hv-env-0", "hv-env-1", "hv-forkserver"} <= set(probes["ver"][2])
+    assert {"hv-rollout-0", "hv-rollout-1"} <= set(probes["appo"][2])
+    assert probes["lockstep"][2].count("hv-env") == 2
 
 
 @pytest.mark.multiproc

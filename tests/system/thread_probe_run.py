@@ -9,6 +9,7 @@ trainer is left alone.
 """
 
 import json
+import os
 
 import torch
 
@@ -29,6 +30,26 @@ def probes(observations):
     return [[int(v) for v in obs["probe"]] for obs in observations]
 
 
+def names_below(root=None):
+    """Kernel names of every process below ``root`` (this one by default)."""
+    root = os.getpid() if root is None else root
+    children = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            text = open(f"/proc/{entry}/stat").read()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        parent = int(text[text.rindex(")") + 2 :].split()[1])
+        children.setdefault(parent, []).append((int(entry), name))
+    found, todo = [], [root]
+    while todo:
+        for pid, name in children.get(todo.pop(), []):
+            found.append(name)
+            todo.append(pid)
+    return sorted(found)
+
+
 def ver_env_workers():
     with EnvWorkerPool([ThreadProbeEnv] * 2) as pool:
         first = probes(pool.reset())
@@ -39,7 +60,8 @@ def ver_env_workers():
             while waiting:
                 waiting -= set(pool.wait_ready(2))
         last = probes(pool.buffers.observation_dicts())
-    return first, last
+        names = names_below()
+    return first, last, names
 
 
 def appo_rollout_workers():
@@ -48,9 +70,10 @@ def appo_rollout_workers():
         first = probes(pool.reset())
         for _ in range(STEPS):
             last = probes(pool.reset())
+        names = names_below()
     finally:
         pool.close()
-    return first, last
+    return first, last, names
 
 
 def lockstep_workers():
@@ -59,9 +82,10 @@ def lockstep_workers():
         first = probes(envs.reset())
         for _ in range(STEPS):
             last = probes([result[0] for result in envs.step([0, 0])])
+        names = names_below()
     finally:
         envs.close()
-    return first, last
+    return first, last, names
 
 
 def _threads(conn):
