@@ -99,8 +99,10 @@ def read_run(tb_dir: Optional[str] = None, log_text: str = "") -> Series:
     return found
 
 
-def steady_rate(points: Sequence[Tuple[float, float]], first: int = WARMUP_UPDATES) -> float:
-    """Steps/s between logged point ``first`` and the last one.
+def steady_window(
+    points: Sequence[Tuple[float, float]], first: int = WARMUP_UPDATES
+) -> Tuple[Tuple[float, float], Tuple[float, float]]:
+    """The steady window: from logged point ``first`` to the last one.
 
     Args:
         points: ``(wall time s, steps done)`` per logged update, in order.
@@ -108,11 +110,11 @@ def steady_rate(points: Sequence[Tuple[float, float]], first: int = WARMUP_UPDAT
             are start-up).
 
     Returns:
-        ``(steps[-1] - steps[first]) / (time[-1] - time[first])``; with fewer
-        than two points from ``first`` on, the rate from the first point.
+        ``((start time, steps), (end time, steps))``; with fewer than two
+        points from ``first`` on, from the first point.
 
     Raises:
-        ValueError: when fewer than two points are given.
+        ValueError: when fewer than two points are given, or times do not increase.
     """
     if len(points) < 2:
         raise ValueError(f"a steady rate needs two logged updates, got {len(points)}")
@@ -120,6 +122,13 @@ def steady_rate(points: Sequence[Tuple[float, float]], first: int = WARMUP_UPDAT
     (t0, s0), (t1, s1) = points[start], points[-1]
     if t1 <= t0:
         raise ValueError(f"logged times do not increase: {t0} then {t1}")
+    return (t0, s0), (t1, s1)
+
+
+def steady_rate(points: Sequence[Tuple[float, float]], first: int = WARMUP_UPDATES) -> float:
+    """Steps/s over :func:`steady_window`:
+    ``(steps[-1] - steps[first]) / (time[-1] - time[first])``."""
+    (t0, s0), (t1, s1) = steady_window(points, first)
     return (s1 - s0) / (t1 - t0)
 
 
@@ -194,8 +203,10 @@ def summarize(series: Series) -> Dict[str, object]:
             and wall times are the step counter of every logged update).
 
     Returns:
-        ``steady_sps``, ``mean_sps`` (the trainer's own: steps over its wall
-        time, start-up included), ``steps``, ``steps_per_update``,
+        ``steady_sps``, ``steady_window`` (``[start wall time, end wall
+        time, env steps between]``, for :mod:`process_cpu`), ``mean_sps``
+        (the trainer's own: steps over its wall time, start-up included), ``steps``,
+        ``steps_per_update``,
         ``update_s``, the keys of :func:`split`, ``collect_sps`` (steps per
         update / collection seconds), ``reward_curve`` ([[step, return]]),
         ``success_curve`` and ``spl_curve`` where logged (same form),
@@ -204,7 +215,8 @@ def summarize(series: Series) -> Dict[str, object]:
     if "sps" not in series:
         raise ValueError(f"no steps/s series (tags {KEYS['sps']}) in the run's TensorBoard")
     points = series["sps"][1]
-    steady_sps = steady_rate([(wall, step) for step, _, wall in points])
+    (t0, s0), (t1, s1) = steady_window([(wall, step) for step, _, wall in points])
+    steady_sps = (s1 - s0) / (t1 - t0)
     steps = [p[0] for p in points]
     deltas = sorted(b - a for a, b in zip(steps, steps[1:]))
     per_update = deltas[len(deltas) // 2] if deltas else steps[-1]  # median
@@ -222,6 +234,7 @@ def summarize(series: Series) -> Dict[str, object]:
     reward = curves.setdefault("reward_curve", [])
     return dict(
         steady_sps=steady_sps,
+        steady_window=[t0, t1, s1 - s0],
         mean_sps=points[-1][1],
         steps=steps[-1],
         steps_per_update=per_update,

@@ -9,6 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+import process_cpu
+
 # The ratios reported per workload: (numerator, denominator), steady steps/s.
 RATIOS = [
     ("ver", "ddppo"),
@@ -211,10 +213,62 @@ def print_table(name: str, entry: Dict[str, Any]) -> None:
         )
         if res.get("over_limit"):
             print(f"  {system}: ABOVE the wait-bound limit, so not on this workload's envs")
+    print_cpu_table(results, info["envs"])
     for pair, value in entry.get("ratios", {}).items():
         print(f"  {pair}: {value:.2f}x")
     for target, (value, bound, met) in entry.get("targets", {}).items():
         print(f"  target {target}: {value:.1f} vs {bound:.1f} {'met' if met else 'NOT met'}")
+
+
+def _kinds_present(results: Dict[str, Dict[str, Any]], section: str) -> List[str]:
+    """The process kinds (process_cpu.KINDS order) that some system's
+    ``section`` (``cpu``'s ``ms_per_step``, or ``memory``) holds."""
+    present = set()
+    for res in results.values():
+        found = res.get(section) or {}
+        present |= set(found.get("ms_per_step", {}) if section == "cpu" else found)
+    return [k for k in process_cpu.KINDS if k in present]
+
+
+def print_cpu_table(results: Dict[str, Dict[str, Any]], envs: int) -> None:
+    """Per system: CPU milliseconds per env step of each kind of process over
+    the steady window, the run's cores in use and the machine's idle share;
+    then unique memory (USS) per env of each kind."""
+    kinds = _kinds_present(results, "cpu")
+    if not kinds:
+        return
+    print("CPU ms per env step (steady window), by process kind:")
+    print(
+        f"{'system':16s} "
+        + " ".join(f"{k[:14]:>14s}" for k in kinds)
+        + f" {'total':>7s} {'cores':>6s} {'idle %':>7s}"
+    )
+    for system, res in results.items():
+        cpu = res.get("cpu")
+        if not cpu:
+            continue
+        idle = cpu.get("machine_idle_share")
+        print(
+            f"{system:16s} "
+            + " ".join(_fmt(cpu["ms_per_step"].get(k), "14.2f") for k in kinds)
+            + f" {cpu['total_ms_per_step']:7.2f} {cpu['cores_used']:6.2f} "
+            + _fmt(None if idle is None else 100 * idle, "7.1f")
+        )
+    kinds = _kinds_present(results, "memory")
+    if not kinds:
+        return
+    print(f"unique memory (USS) MB per env ({envs} envs), by process kind:")
+    print(f"{'system':16s} " + " ".join(f"{k[:14]:>14s}" for k in kinds) + f" {'total':>7s}")
+    for system, res in results.items():
+        memory = res.get("memory")
+        if not memory:
+            continue
+        per_env = {k: v["uss_mb"] / envs for k, v in memory.items()}
+        print(
+            f"{system:16s} "
+            + " ".join(_fmt(per_env.get(k), "14.1f") for k in kinds)
+            + f" {sum(per_env.values()):7.1f}"
+        )
 
 
 def plot(report: Dict[str, Any], path: Path) -> None:
@@ -232,8 +286,8 @@ def plot(report: Dict[str, Any], path: Path) -> None:
     systems: List[str] = []
     for entry in workloads.values():
         systems += [s for s in entry["results"] if s not in systems]
-    figure = Figure(figsize=(3 + 1.2 * len(workloads) * len(systems) / 2, 7), tight_layout=True)
-    top, bottom = figure.subplots(2, 1, sharex=True)
+    figure = Figure(figsize=(3 + 1.2 * len(workloads) * len(systems) / 2, 10), tight_layout=True)
+    top, bottom, cpu_axis = figure.subplots(3, 1, sharex=True)
     width = 0.8 / max(len(systems), 1)
     for i, system in enumerate(systems):
         xs = [x + i * width for x in range(len(workloads))]
@@ -252,14 +306,44 @@ def plot(report: Dict[str, Any], path: Path) -> None:
     top.set_ylim(0, 1.45 * max(highest + [1.0]))  # room for the legend above the limit
     top.set_ylabel("steady steps/s (-- wait-bound limit)")
     bottom.set_ylabel("collection share of wall time")
-    bottom.set_xticks([x + 0.4 - width / 2 for x in range(len(workloads))])
-    bottom.set_xticklabels(list(workloads))
+    _plot_cpu(cpu_axis, workloads, systems, width)
+    cpu_axis.set_xticks([x + 0.4 - width / 2 for x in range(len(workloads))])
+    cpu_axis.set_xticklabels(list(workloads))
     top.legend(fontsize="small", ncol=2)
     top.set_title(f"{report['cpus']} CPUs, git {report['git_sha'][:8]}")
     partial = path.with_suffix(".tmp.png")
     figure.savefig(partial)
     partial.replace(path)
     print(f"plot: {path}")
+
+
+def _plot_cpu(axis: Any, workloads: Dict[str, Any], systems: List[str], width: float) -> None:
+    """Stacked bars: CPU ms per env step of each kind of process, per system
+    (labelled under the bar), over the steady window."""
+    kinds = [
+        k
+        for k in process_cpu.KINDS
+        if any(k in _kinds_present(w["results"], "cpu") for w in workloads.values())
+    ]
+    colours = {k: f"C{i}" for i, k in enumerate(kinds)}
+    labelled = set()
+    for i, system in enumerate(systems):
+        for x, entry in enumerate(workloads.values()):
+            cpu = entry["results"].get(system, {}).get("cpu")
+            if not cpu:
+                continue
+            base = 0.0
+            for kind in kinds:
+                value = cpu["ms_per_step"].get(kind, 0.0)
+                label = None if kind in labelled or not value else kind
+                if label:
+                    labelled.add(kind)
+                xs = x + i * width
+                axis.bar(xs, value, width, bottom=base, color=colours[kind], label=label)
+                base += value
+            axis.text(xs, base, system, ha="center", va="bottom", fontsize=6, rotation=90)
+    axis.set_ylabel("CPU ms per env step (steady)")
+    axis.legend(fontsize="small", ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
 def run_sample_factory(args: argparse.Namespace, info: Dict[str, Any]) -> Dict[str, Any]:

@@ -39,13 +39,14 @@ import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 # The benchmarks folder is not a package: its sibling modules are found by path.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import appo_vs_sample_factory
 import hab_pick_learning
+import process_cpu
 import run_logs
 import sps_report
 import wait_bound
@@ -70,6 +71,10 @@ VARIANTS = {
 # unwrapped envs: its launcher makes them build ours (upstream_ver_on_our_envs.py).
 DEFAULT_LAUNCHER = ["-m", "habitat_ver.run"]
 LAUNCHERS = {"upstream_ver": [str(Path(__file__).resolve().parent / "upstream_ver_on_our_envs.py")]}
+# What the worker processes that bear none of our names are
+# (process_cpu): upstream ver's are its inference workers (its env workers
+# build our envs, which name them); upstream ddppo's are its env workers.
+UNNAMED_WORKERS = {"upstream_ver": process_cpu.OTHER_WORKERS}
 # Sample Factory's APPO (its own venv, --sf-python): not a variant of our config.
 SAMPLE_FACTORY = "sample_factory"
 
@@ -195,10 +200,12 @@ def run_variant(
     keep_curve: bool = False,
     launcher: Optional[List[str]] = None,
     then: Optional[Callable[[str], Dict[str, Any]]] = None,
+    unnamed_workers: str = process_cpu.OTHER_WORKERS,
 ) -> Dict[str, Any]:
     """Train ``config`` in a subprocess (``python`` + ``launcher``, by default
     ``-m habitat_ver.run``): :func:`run_logs.summarize` of its run (steady
-    rate, split, timings; the episode curves with ``keep_curve``), or
+    rate, split, timings; the episode curves with ``keep_curve``) and
+    :func:`where_the_cpu_went` over its steady window, or
     ``{"error": [last lines]}``.  ``then``, given the run's folder (checkpoints
     in ``ck/``) before it is removed, returns entries added to the result."""
     with tempfile.TemporaryDirectory() as out:
@@ -212,18 +219,44 @@ def run_variant(
             *overrides,
         ]
         start = time.monotonic()
-        done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        done, sampler = run_sampled(cmd, unnamed_workers)
         wall = time.monotonic() - start
         if done.returncode != 0:
             return {"error": done.stderr.strip().splitlines()[-3:], "wall_s": wall}
         try:  # one system's odd log must not lose the others
             # habitat's logger writes to stderr (upstream ver's timing lines too).
             summary = run_logs.summarize(run_logs.read_run(f"{out}/tb", done.stderr + done.stdout))
+            summary.update(where_the_cpu_went(sampler, *summary["steady_window"]))
         except ValueError as error:
             return {"error": [str(error)], "wall_s": wall}
         if not keep_curve:
             summary = {k: v for k, v in summary.items() if not k.endswith("_curve")}
         return {**summary, "wall_s": wall, **(then(out) if then else {})}
+
+
+def run_sampled(
+    cmd: List[str], unnamed_workers: str = process_cpu.OTHER_WORKERS
+) -> Tuple[subprocess.CompletedProcess, process_cpu.ProcessSampler]:
+    """Run ``cmd`` from the repository root, its processes' CPU sampled
+    throughout (:mod:`process_cpu`); ``unnamed_workers``: the kind charged
+    for its worker processes that bear none of our names."""
+    process = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+    )
+    with process_cpu.ProcessSampler(process.pid, unnamed_workers=unnamed_workers) as sampler:
+        stdout, stderr = process.communicate()
+    return subprocess.CompletedProcess(cmd, process.returncode, stdout, stderr), sampler
+
+
+def where_the_cpu_went(
+    sampler: process_cpu.ProcessSampler, start: float, end: float, steps: float
+) -> Dict[str, Any]:
+    """``cpu`` (CPU per env step by kind of process, the machine's idle
+    share) and ``memory`` (USS/PSS by kind) over the steady window."""
+    return dict(
+        cpu=process_cpu.window_costs(sampler.snapshots, start, end, steps),
+        memory=process_cpu.memory_in_window(sampler.memory, start, end),
+    )
 
 
 def describe_workload(
@@ -298,7 +331,10 @@ def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict)
             result = sps_report.run_sample_factory(args, info)
         else:
             result = run_variant(
-                config, overrides + VARIANTS[variant] + extra, launcher=LAUNCHERS.get(variant)
+                config,
+                overrides + VARIANTS[variant] + extra,
+                launcher=LAUNCHERS.get(variant),
+                unnamed_workers=UNNAMED_WORKERS.get(variant, process_cpu.ENV_WORKERS),
             )
         ceiling = info.get("env_ceiling", {}).get("steps_per_s")
         entry["results"][variant] = sps_report.with_limit(

@@ -36,10 +36,15 @@ def build_our_env(config: Any, dataset: Any = None) -> Any:
     """``make_gym_from_config`` as upstream VER's workers call it, building
     env ``habitat.seed - base seed`` with our builder."""
     from habitat_ver.envs.builder import build_env
+    from habitat_ver.system.process_names import ENV_WORKER, name_this_thread
 
     if dataset is not None:
         raise ValueError("upstream VER passed a dataset; our builder loads its own")
-    return build_env(config, int(config.habitat.seed) - int(os.environ[BASE_SEED]))
+    index = int(config.habitat.seed) - int(os.environ[BASE_SEED])
+    # Named as our env workers are, so benchmarks/process_cpu.py tells them
+    # from upstream's inference workers.
+    name_this_thread(f"{ENV_WORKER}-{index}")
+    return build_env(config, index)
 
 
 def patch_upstream_workers() -> None:

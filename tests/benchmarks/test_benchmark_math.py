@@ -30,6 +30,7 @@ def _load(name):
 
 run_logs = _load("run_logs")
 wait_bound = _load("wait_bound")
+process_cpu = _load("process_cpu")  # sps_report imports it by name
 sps_report = _load("sps_report")
 
 
