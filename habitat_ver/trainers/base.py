@@ -34,7 +34,12 @@ from habitat_baselines.rl.ppo.ppo_trainer import get_device
 
 from habitat_ver.compat.sim_api import bridge_sim_api
 from habitat_ver.common.learner_threads import LearnerThreads
-from habitat_ver.common.log_keys import COLLECT_SECONDS, LEARN_SECONDS, LEARNER_THREADS
+from habitat_ver.common.log_keys import (
+    COLLECT_IDLE_CORES,
+    COLLECT_SECONDS,
+    LEARN_SECONDS,
+    LEARNER_THREADS,
+)
 from habitat_ver.common.usage import exit_with_usage_error, usage_errors_exit
 from habitat_ver.compat import upstream_private
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
@@ -60,6 +65,7 @@ from habitat_ver.distributed.preemption_rule import (
 )
 from habitat_ver.system import stop_signals
 from habitat_ver.system.env_pool import EnvPool, SharedBufferPool
+from habitat_ver.system.machine_idle import IdleCores
 from habitat_ver.trainers.checkpointing import CheckpointingTrainer
 from habitat_ver.trainers.learning_curve import CurveRecorder, curve_path, write_curve_png
 from habitat_ver.trainers.eval_folder import evaluate_folder
@@ -127,6 +133,7 @@ class HabitatVerTrainer(CheckpointingTrainer):
         # Multi-rank: a stop signal on any rank, agreed in the last all-reduce.
         self._stop_agreed = False
         self._collect_seconds = 0.0  # of the rollout being learnt
+        self._collect_idle = IdleCores()  # the machine's idle cores meanwhile
         self._learn_seconds = 0.0  # of the last update
         self._learner_threads = LearnerThreads(learner_num_threads(self.config))
         # Evaluation: the config the checkpoint is evaluated with (set by
@@ -343,6 +350,8 @@ class HabitatVerTrainer(CheckpointingTrainer):
         losses.update(self._preemption.end_update(self.num_updates_done))
         losses[LEARNER_THREADS] = float(self._learner_threads.last_threads)
         losses[COLLECT_SECONDS] = self._collect_seconds
+        if self._collect_idle.last is not None:
+            losses[COLLECT_IDLE_CORES] = self._collect_idle.last
         self._after_learning()
         self.num_updates_done += 1
         return self._coalesce_post_step(losses, steps)
@@ -458,8 +467,10 @@ class HabitatVerTrainer(CheckpointingTrainer):
                 requeue.requeue()
                 return True
             start = time.monotonic()
+            self._collect_idle.start()
             steps = self._collect_rollout()
             self._collect_seconds = time.monotonic() - start
+            self._collect_idle.stop()
             losses = self._learn(steps)
             self._training_log(writer, losses, self._prev_time)
             self._maybe_checkpoint()

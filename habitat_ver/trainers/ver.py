@@ -264,12 +264,15 @@ class VERTrainer(HabitatVerTrainer):
 
     def _overlaps_this_update(self) -> bool:
         """``overlap_rollouts_and_learn``: True, False, or ``auto``'s choice
-        from the latest wall times: the trainer's wait for this rollout and
-        the last update's learning (none yet in a run's first update: off)."""
+        from the latest wall times (the trainer's wait for this rollout and
+        the last update's learning; none yet in a run's first update: off)
+        and the cores that sat idle during that wait."""
         setting = self.config.habitat_baselines.rl.ver.overlap_rollouts_and_learn
         if setting != AUTO:
             return bool(setting)
-        return auto_overlaps(self._last_learn_time, self._collect_seconds)
+        return auto_overlaps(
+            self._last_learn_time, self._collect_seconds, self._collect_idle.last
+        )
 
     def _update_agent(self) -> Dict[str, float]:
         assert self._collector is not None, "_init_train builds the collector"
