@@ -8,6 +8,12 @@ The checks of one trainer's own settings are that trainer's: its class's
 subclass), called by :func:`validate_trainer` through the class that
 ``habitat_baselines.trainer_name`` names; upstream's trainers have none.  The
 checks it picks live here and in :mod:`habitat_ver.config.honoured_keys`.
+
+Checks of what only training reads (:data:`TRAINING_CHECKS`: the rollout and
+its minibatches, the learning rule's numbers, the trainer's collection
+settings) are skipped under ``habitat_baselines.evaluate=True``: every trainer
+evaluates through upstream's evaluator on a vector env, and evaluation may
+legitimately run fewer envs than training (one per scene).
 """
 
 import difflib
@@ -63,8 +69,9 @@ def validate_known_keys(config: Any) -> None:
         )
 
 
-def validate_training(config: Any) -> None:
-    """Numeric settings of the rollout and of DD-PPO."""
+def validate_run_size(config: Any) -> None:
+    """What evaluation builds too: the envs, and the policy with its optimizer
+    (upstream's agent builds the updater for evaluation as well)."""
     baselines = config.habitat_baselines
     check(
         baselines.num_environments > 0,
@@ -72,6 +79,27 @@ def validate_training(config: Any) -> None:
         baselines.num_environments,
         "must be a positive integer",
     )
+    ppo = baselines.rl.ppo
+    key = "habitat_baselines.rl.ppo."
+    check(_is_count(ppo.hidden_size, 1), key + "hidden_size", ppo.hidden_size, "an integer >= 1")
+    for name, allowed in (
+        ("lr", "a finite number > 0"),
+        ("eps", "a finite number > 0 (Adam's epsilon)"),
+    ):
+        check(_in_range(ppo[name], 0.0, math.inf, True), key + name, ppo[name], allowed)
+    layers = baselines.rl.ddppo.num_recurrent_layers
+    check(
+        _is_count(layers, 1),
+        "habitat_baselines.rl.ddppo.num_recurrent_layers",
+        layers,
+        "an integer >= 1",
+    )
+
+
+def validate_training(config: Any) -> None:
+    """Numeric settings of the rollout, the learning rule and DD-PPO (only
+    training reads them)."""
+    baselines = config.habitat_baselines
     ppo = baselines.rl.ppo
     check(ppo.num_steps > 0, "habitat_baselines.rl.ppo.num_steps", ppo.num_steps, "must be >= 1")
     check(
@@ -88,13 +116,6 @@ def validate_training(config: Any) -> None:
         "habitat_baselines.rl.ddppo.sync_frac",
         sync_frac,
         "must be in (0, 1]",
-    )
-    layers = baselines.rl.ddppo.num_recurrent_layers
-    check(
-        _is_count(layers, 1),
-        "habitat_baselines.rl.ddppo.num_recurrent_layers",
-        layers,
-        "an integer >= 1",
     )
     preemption = baselines.get("distrib_preemption")
     if preemption is not None:
@@ -161,11 +182,10 @@ def validate_schedule(config: Any) -> None:
 
 
 def _validate_ppo_numbers(ppo: Any) -> None:
-    """Learning-rule numbers: finite and in their range (NaN never is)."""
+    """Learning-rule numbers: finite and in their range (NaN never is); ``lr``
+    and ``eps`` are :func:`validate_run_size`'s."""
     key = "habitat_baselines.rl.ppo."
     for name, low, high, low_open, allowed in (
-        ("lr", 0.0, math.inf, True, "a finite number > 0"),
-        ("eps", 0.0, math.inf, True, "a finite number > 0 (Adam's epsilon)"),
         ("clip_param", 0.0, 1.0, True, "a number in (0, 1] (PPO's ratio clip)"),
         ("gamma", 0.0, 1.0, False, "a discount in [0, 1]"),
         ("tau", 0.0, 1.0, False, "GAE's lambda, in [0, 1]"),
@@ -174,8 +194,12 @@ def _validate_ppo_numbers(ppo: Any) -> None:
         ("max_grad_norm", 0.0, math.inf, True, "a finite number > 0"),
     ):
         check(_in_range(ppo[name], low, high, low_open), key + name, ppo[name], allowed)
-    for name in ("hidden_size", "reward_window_size"):
-        check(_is_count(ppo[name], 1), key + name, ppo[name], "an integer >= 1")
+    check(
+        _is_count(ppo.reward_window_size, 1),
+        key + "reward_window_size",
+        ppo.reward_window_size,
+        "an integer >= 1",
+    )
 
 
 def check_minibatches_of_whole_envs(config: Any) -> None:
@@ -390,9 +414,11 @@ def validate_ranks(config: Any) -> None:
 
 
 def validate_trainer(config: Any) -> None:
-    """The checks of the trainer's own settings: its class's
+    """The checks of the trainer's own training settings: its class's
     ``check_config(config)`` (inherited by a subclass; upstream's trainers
-    have none, and their settings are not ours to check)."""
+    have none, and their settings are not ours to check).  One of
+    :data:`TRAINING_CHECKS`: evaluation collects through upstream's
+    evaluator, whatever the trainer."""
     check_config = getattr(trainer_class(config), "check_config", None)
     if check_config is not None:
         check_config(config)
@@ -436,6 +462,17 @@ def validate_return_estimator(config: Any) -> None:
     )
 
 
+# Checks of settings only training reads, skipped under
+# habitat_baselines.evaluate=True (an evaluation with one env per scene
+# refused for num_mini_batch > num_environments, say).
+TRAINING_CHECKS = (validate_training, validate_ver, validate_return_estimator, validate_trainer)
+
+
+def is_evaluation(config: Any) -> bool:
+    """Whether the run evaluates (``habitat_baselines.evaluate``): nothing trains."""
+    return bool(config.habitat_baselines.evaluate)
+
+
 def validate(config: Any) -> None:
     """All checks; call before building environments."""
     validate_known_keys(config)
@@ -446,13 +483,14 @@ def validate(config: Any) -> None:
     check_hab_data(config)
     validate_pointnav_dataset(config)
     validate_render_device(config)
-    validate_training(config)
+    validate_run_size(config)
+    # upstream's trainer constructor reads the schedule, evaluating or not
     validate_schedule(config)
-    validate_ver(config)
     validate_gym_id(config)  # first: its dependencies may register policies
     validate_policies(config)
-    validate_return_estimator(config)
-    validate_trainer(config)
+    if not is_evaluation(config):
+        for training_check in TRAINING_CHECKS:
+            training_check(config)
     validate_env_workers(config)
     validate_learner(config)
     validate_eval(config)

@@ -53,7 +53,7 @@ from habitat_ver.config.schema import (
     section_or_default,
 )
 from habitat_ver.config.upstream import use_our_env_factory
-from habitat_ver.config.validate import validate
+from habitat_ver.config.validate import is_evaluation, validate
 from habitat_ver.distributed import requeue
 from habitat_ver.distributed.episode_stats import agree_on_episode_stat_keys
 from habitat_ver.distributed.preemption_rule import (
@@ -122,8 +122,9 @@ class HabitatVerTrainer(CheckpointingTrainer):
             # workers spin beside the env workers.  Lock-step updates take the
             # idle cores back (self._learner_threads).
             torch.set_num_threads(1)
-        with usage_errors_exit((ConfigError,)):
-            self.preemption_policy()  # refuse a policy this trainer lacks, before any env
+        if not is_evaluation(self.config):  # evaluation preempts nothing
+            with usage_errors_exit((ConfigError,)):
+                self.preemption_policy()  # refuse a policy this trainer lacks, before any env
         # The preemption rule (habitat_ver.distributed.preemption_rule); set
         # up with the process group by _init_preemption.
         self._preemption: PreemptionRule = NoPreemption()

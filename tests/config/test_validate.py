@@ -1,5 +1,7 @@
 """validate(): each bad value is one ConfigError naming key, value and what is allowed."""
 
+import re
+
 import pytest
 
 from habitat_ver.config.compose import get_config
@@ -324,3 +326,36 @@ def test_upstreams_trainer_gets_none_of_our_trainers_checks():
         ["habitat_baselines.trainer_name=upstream_ddppo", PPO + "num_mini_batch=9"],
     )
     validate(config)
+
+
+@pytest.mark.parametrize(
+    "config_name, overrides",
+    [
+        # 8 envs in training; one env per scene in evaluation.
+        ("gym/ddppo_cartpole", [HB + "num_environments=1"]),
+        ("gym/ver_cartpole", [HB + "num_environments=1", PPO + "num_mini_batch=3"]),
+        ("gym/appo_cartpole", [HB + "num_environments=1", HB + "rl.appo.num_rollout_workers=4"]),
+        ("gym/ddppo_cartpole", [PPO + "gamma=1.5", HB + "distrib_preemption.policy=ver"]),
+        ("gym/ver_cartpole", [OVERLAP + "=sometimes", PPO + "use_double_buffered_sampler=True"]),
+    ],
+)
+def test_training_only_checks_are_skipped_under_evaluation(config_name, overrides, tmp_path):
+    # `habitat_baselines.num_environments=1` alone used to be refused for
+    # num_mini_batch=2 ("at most habitat_baselines.num_environments=1 for
+    # ddppo") although nothing trains.
+    evaluation = [HB + "evaluate=True", f"{HB}eval_ckpt_path_dir={tmp_path}"]
+    with pytest.raises(ConfigError):
+        validate(get_config(config_name, overrides))
+    validate(get_config(config_name, overrides + evaluation))
+
+
+def test_what_evaluation_builds_is_still_checked_under_evaluation(tmp_path):
+    evaluation = [HB + "evaluate=True", f"{HB}eval_ckpt_path_dir={tmp_path}"]
+    for override, start in (
+        (HB + "num_environments=0", HB + "num_environments=0 "),
+        (PPO + "hidden_size=0", PPO + "hidden_size=0 "),
+        (PPO + "eps=-1", PPO + "eps=-1.0 "),
+        (HB + "total_num_steps=-1", HB + "num_updates=-1 "),
+    ):
+        with pytest.raises(ConfigError, match=f"^{re.escape(start)}is not allowed: "):
+            validate(get_config("gym/ddppo_cartpole", [override] + evaluation))
