@@ -71,6 +71,7 @@ from habitat_ver.trainers.learning_curve import CurveRecorder, curve_path, write
 from habitat_ver.trainers.eval_folder import evaluate_folder
 from habitat_ver.trainers.run_guards import (
     RUN_ERRORS,
+    check_resume_wanted,
     check_same_run,
     checkpoint_folder_owned,
     log_files_closed,
@@ -396,6 +397,7 @@ class HabitatVerTrainer(CheckpointingTrainer):
         resume_state = self._resume_files().load()
         if resume_state is not None:
             check_same_run(resume_state["config"], self.config)
+            check_resume_wanted(self.config)
         # A stop signal during start-up stops at the first safe point (the
         # default action of SIGUSR1 and SIGUSR2 would end the process).
         stop_signals.install_stop_handlers()

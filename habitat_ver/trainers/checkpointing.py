@@ -7,11 +7,17 @@ resume state atomically (:mod:`habitat_ver.common.checkpoint`), reads upstream's
 checkpoints too, and carries the run's counters across a restart.  A trainer
 adds its own counters through the :meth:`~CheckpointingTrainer._extra_resume_stats`
 and :meth:`~CheckpointingTrainer._restore_extra_stats` hooks.
+
+Which config a resumed run or an evaluated checkpoint uses is decided here
+too (:meth:`CheckpointingTrainer._get_resume_state_config_or_new_config`,
+:mod:`habitat_ver.config.resumed_config`): the stored one, less its code and
+file locations, with the command's budget (training) or evaluation settings,
+and one warning naming every other value of the command that is not used.
 """
 
 import time
 from collections import deque
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import torch
 from habitat import logger
@@ -24,7 +30,23 @@ from habitat_ver.common.checkpoint import (
     load_checkpoint_file,
     save_checkpoint_file,
 )
+from habitat_ver.config.resumed_config import (
+    BUDGET_KEYS,
+    EVALUATION_KEYS,
+    changed_budget,
+    differences,
+    unused_values_warning,
+    with_command_values,
+)
 from habitat_ver.config.stored import with_current_code
+
+
+def _budget(config: Any) -> Tuple[str, float]:
+    """The key that sets the run's length, and its value."""
+    baselines = config.habitat_baselines
+    if baselines.num_updates != -1:
+        return "num_updates", float(baselines.num_updates)
+    return "total_num_steps", float(baselines.total_num_steps)
 
 
 class CheckpointingTrainer(PPOTrainer):
@@ -42,6 +64,11 @@ class CheckpointingTrainer(PPOTrainer):
         self._resume_state_update: Optional[float] = None
         # TensorBoard run id, so that a resumed run appends to the same events.
         self._run_id: Optional[str] = None
+        # The checkpoint being evaluated (None: training).
+        self._evaluating: Optional[str] = None
+        # The unused command values already reported (a folder's evaluation
+        # would repeat the warning for every checkpoint).
+        self._reported_unused: Set[Tuple[Any, ...]] = set()
 
     # ----------------------------------------------------------- checkpoints
     @rank0_only
@@ -92,13 +119,60 @@ class CheckpointingTrainer(PPOTrainer):
         """Safe load of our checkpoints and of upstream-format ones."""
         return load_checkpoint_file(checkpoint_path)
 
+    def _eval_checkpoint(self, checkpoint_path: str, *args: Any, **kwargs: Any) -> None:
+        self._evaluating = checkpoint_path
+        try:
+            super()._eval_checkpoint(checkpoint_path, *args, **kwargs)
+        finally:
+            self._evaluating = None
+
     def _get_resume_state_config_or_new_config(self, resume_state_config: Any) -> Any:
-        """Upstream's choice between the stored and the current config, but the
-        code to run (``_target_`` nodes, imported modules) is always this run's."""
-        config = super()._get_resume_state_config_or_new_config(resume_state_config)
-        if config is None:
-            return config
-        return with_current_code(config, self.config)
+        """The config a resumed run or an evaluated checkpoint runs with.
+
+        With ``load_resume_state_config=True`` the stored one (upstream's
+        rule) with this run's code and folders (:func:`with_current_code`),
+        and this command's budget (training) or evaluation settings
+        (:mod:`habitat_ver.config.resumed_config`); every other value of the
+        command that differs is named in one warning.  Upstream printed one
+        banner for any difference, also for the values it honoured.  A
+        checkpoint without a config (and ``load_resume_state_config=False``)
+        runs with this command's.
+        """
+        baselines = self.config.habitat_baselines
+        if resume_state_config is None or not baselines.load_resume_state_config:
+            return self.config.copy()
+        stored = with_current_code(resume_state_config, self.config)
+        training = self._evaluating is None
+        used = with_command_values(
+            stored, self.config, BUDGET_KEYS if training else EVALUATION_KEYS
+        )
+        self._report_unused(differences(self.config, used), training)
+        if training:
+            for key, new, old in changed_budget(resume_state_config, used):
+                logger.info(
+                    f"{key}={new!r} (the run's stored value: {old!r}): training goes on to it"
+                )
+        return used
+
+    def _report_unused(self, found: List[Tuple[str, Any, Any]], training: bool) -> None:
+        if not found or tuple(found) in self._reported_unused:
+            return
+        self._reported_unused.add(tuple(found))
+        if training:
+            what = f"resuming the run in {self.config.habitat_baselines.checkpoint_folder}"
+            way_out = (
+                "only the budget (habitat_baselines.total_num_steps, num_updates) is "
+                "taken from the command; to train with other values, start a new run "
+                "in another habitat_baselines.checkpoint_folder"
+            )
+        else:
+            what = f"evaluating {self._evaluating}"
+            way_out = (
+                "the evaluation's own settings (test_episode_count, eval.*, "
+                "num_environments) are the command's; to build the env and policy "
+                "from the command too, set habitat_baselines.load_resume_state_config=False"
+            )
+        logger.warning(unused_values_warning(found, what, way_out))
 
     # ----------------------------------------------------------- resume state
     def _resume_files(self) -> ResumeStateFiles:
@@ -172,3 +246,26 @@ class CheckpointingTrainer(PPOTrainer):
         for key, values in stats["window_episode_stats"].items():
             self.window_episode_stats[key] = deque(values, maxlen=window)
         logger.info(f"Resumed from step {self.num_steps_done} (update {self.num_updates_done})")
+        self._adopt_budget(resume_state["config"])
+
+    def _adopt_budget(self, stored_config: Any) -> None:
+        """Goes on to this command's budget where it differs from the run's
+        stored one; says so when there is nothing left to train."""
+        old_key, old = _budget(stored_config)
+        new_key, new = _budget(self.config)
+        if (old_key, old) != (new_key, new):
+            # Upstream's percent-based checkpoint schedule measured the last
+            # checkpoint against the old budget: after a raise none would be due.
+            if old_key == new_key:
+                self._last_checkpoint_percent *= old / new
+            else:
+                self._last_checkpoint_percent = min(
+                    self._last_checkpoint_percent, self.percent_done()
+                )
+        if self.is_done():
+            done = self.num_updates_done if new_key == "num_updates" else self.num_steps_done
+            logger.info(
+                f"the run in {self.config.habitat_baselines.checkpoint_folder} is finished "
+                f"({done:g} of habitat_baselines.{new_key}={new:g}): nothing to train; "
+                f"raise habitat_baselines.{new_key} to train on"
+            )

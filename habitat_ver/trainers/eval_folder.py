@@ -9,7 +9,8 @@ into ``checkpoint_folder``, which an evaluation does not create.
 
 Here the folder's ``ckpt.<n>.pth`` files are evaluated in the order of ``n``,
 each once.  The evaluation ends with the checkpoint its run ended with
-(``extra_state.percent_done`` 1, which our trainers save), or after
+(``extra_state.percent_done`` 1, which our trainers save, and no later
+checkpoint: a finished run whose budget was raised went on), or after
 ``num_checkpoints`` of them for checkpoints without it; until then it waits
 for the next one, as upstream does beside a run still training.  A corrupt
 checkpoint is reported and skipped.  The indices
@@ -69,11 +70,16 @@ class EvalProgress:
             )
 
 
-def _ends_run(extra_state: Dict[str, Any], evaluated: int, num_checkpoints: int) -> bool:
+def _ends_run(
+    extra_state: Dict[str, Any], evaluated: int, num_checkpoints: int, later: bool
+) -> bool:
+    """Whether the checkpoint of ``extra_state`` is its run's last; ``later``:
+    the folder holds checkpoints of higher index (the run was resumed with a
+    raised budget after this one ended it)."""
     percent_done = extra_state.get("percent_done")
     if percent_done is None:  # older checkpoints: upstream's count
         return 0 < num_checkpoints <= evaluated
-    return percent_done >= 1.0
+    return percent_done >= 1.0 and not later
 
 
 def _why_wait(any_checkpoint: bool) -> str:
@@ -110,6 +116,14 @@ def evaluate_folder(
             f"checkpoints {progress.done} of {folder} were evaluated already "
             f"(delete {progress.path} to evaluate them again)"
         )
+    if progress.run_ended and any(
+        n > max(progress.done, default=-1) for n, _ in checkpoints_in(folder)
+    ):
+        logger.info(
+            f"{folder} holds checkpoints after the one its run ended with (the run went "
+            "on to a raised budget): evaluating them"
+        )
+        progress.run_ended = False
     evaluated: List[int] = []
     waiting_for: Optional[int] = None
     while not progress.run_ended:
@@ -133,5 +147,6 @@ def evaluate_folder(
             progress.add(index, run_ended=False)
             continue
         evaluated.append(index)
-        progress.add(index, _ends_run(extra_state, len(progress.done) + 1, num_checkpoints))
+        later = any(n > index for n, _ in checkpoints_in(folder))
+        progress.add(index, _ends_run(extra_state, len(progress.done) + 1, num_checkpoints, later))
     return evaluated

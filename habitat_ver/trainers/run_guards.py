@@ -2,6 +2,8 @@
 
 * :func:`check_same_run`: a resume state goes on only under the trainer that
   wrote it and on the same task;
+* :func:`check_resume_wanted`: ``load_resume_state_config=False`` is refused
+  beside a run's resume state;
 * :func:`log_files_closed`: the log file a trainer opened is closed when its
   ``train()`` or ``eval()`` ends;
 * :func:`checkpoint_folder_owned`: one live run per checkpoint folder;
@@ -65,6 +67,30 @@ def check_same_run(stored: Any, current: Any) -> None:
                 f"{key}={old!r}. Resume it with that value, or set "
                 "checkpoint_folder (and tensorboard_dir) to new folders"
             )
+
+
+def check_resume_wanted(current: Any) -> None:
+    """Refuses ``habitat_baselines.load_resume_state_config=False`` beside a
+    run's resume state (call only when there is one).
+
+    Upstream refuses it too, with a ``FileExistsError`` traceback after the
+    envs started: training always resumes with the stored config, so the
+    setting would be ignored.
+
+    Raises:
+        ConfigError: naming the folder and the ways out.
+    """
+    baselines = current.habitat_baselines
+    if baselines.load_resume_state_config:
+        return
+    folder = baselines.checkpoint_folder
+    raise ConfigError(
+        "habitat_baselines.load_resume_state_config=False is not allowed beside the run "
+        f"in habitat_baselines.checkpoint_folder={folder!r}: a resumed run keeps its "
+        "stored config. Resume it without that setting (its budget, total_num_steps or "
+        "num_updates, may be raised from the command line), or start a new run: set "
+        "checkpoint_folder (and tensorboard_dir) to new folders, or move that folder away"
+    )
 
 
 @contextlib.contextmanager

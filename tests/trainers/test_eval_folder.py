@@ -166,3 +166,26 @@ def test_an_unreadable_progress_file_is_ignored_with_a_warning(tmp_path, monkeyp
     monkeypatch.setattr(eval_folder.logger, "warning", warned.append)
     assert evaluate_folder(str(tmp_path), _evaluator()[1], 100) == [0]
     assert len(warned) == 1 and PROGRESS_NAME in warned[0]
+
+
+def test_checkpoints_after_the_end_of_a_run_whose_budget_was_raised_are_evaluated(
+    tmp_path, monkeypatch
+):
+    # ckpt.1 ended the first run (percent_done 1.0 of its budget); resumed
+    # with a doubled budget, the run wrote ckpt.2 (0.75) and ckpt.3 (1.0).
+    for n, percent in enumerate((0.5, 1.0, 0.75, 1.0)):
+        _write(tmp_path, f"ckpt.{n}.pth", percent)
+    _no_sleep(monkeypatch)
+    seen, evaluate = _evaluator()
+    assert evaluate_folder(str(tmp_path), evaluate, 100) == [0, 1, 2, 3]
+
+
+def test_a_finished_evaluation_goes_on_once_the_run_went_on(tmp_path, monkeypatch):
+    for n, percent in enumerate((0.5, 1.0)):
+        _write(tmp_path, f"ckpt.{n}.pth", percent)
+    _no_sleep(monkeypatch)
+    seen, evaluate = _evaluator()
+    assert evaluate_folder(str(tmp_path), evaluate, 100) == [0, 1]
+    _write(tmp_path, "ckpt.2.pth", 1.0)  # the run resumed with a raised budget
+    assert evaluate_folder(str(tmp_path), evaluate, 100) == [2]
+    assert evaluate_folder(str(tmp_path), evaluate, 100) == []
