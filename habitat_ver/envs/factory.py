@@ -57,11 +57,33 @@ def split_scenes(scenes: Sequence[str], num_environments: int, seed: int) -> Lis
 
 
 def scene_splits(scenes: Sequence[str], num_environments: int, seed: int) -> List[List[str]]:
-    """:func:`split_scenes`, logged when there are scenes (gym tasks have none)."""
+    """:func:`split_scenes`, logged when there are scenes (gym tasks have none);
+    one warning when the envs share them (fewer scenes than envs)."""
     splits = split_scenes(scenes, num_environments, seed)
     if any(splits):
         logger.info(f"habitat_ver: scenes per environment: {splits}")
+    if scenes and len(scenes) < num_environments:
+        logger.warning(
+            f"habitat_ver: {num_environments} environments on {len(scenes)} scene(s): "
+            "every environment runs all of them"
+        )
     return splits
+
+
+def environments_for(scenes: Sequence[str], num_environments: int, one_per_scene: bool) -> int:
+    """How many envs to build: ``num_environments``, or one per scene when
+    ``one_per_scene`` (evaluation, upstream's rule) and the scenes are fewer,
+    with one warning naming the key.  Everything sized per env must then be
+    sized for this count (the trainer sets it in the configs it evaluates
+    with: :meth:`habitat_ver.trainers.base.HabitatVerTrainer._init_envs`)."""
+    if not one_per_scene or not scenes or len(scenes) >= num_environments:
+        return num_environments
+    logger.warning(
+        f"habitat_ver: habitat_baselines.num_environments={num_environments}, but the data "
+        f"has {len(scenes)} scene(s) and evaluation runs one environment per scene: "
+        f"evaluating with {len(scenes)} environment(s)"
+    )
+    return len(scenes)
 
 
 def _scenes_of(config: Any) -> List[str]:
@@ -107,13 +129,9 @@ class VerVectorEnvFactory(VectorEnvFactory):
                 "allowed: it must be a positive integer"
             )
         scenes = _scenes_of(config)
-        if scenes and len(scenes) < num_environments:
-            if enforce_scenes_greater_eq_environments:
-                logger.warn(
-                    f"{len(scenes)} scenes for {num_environments} environments: "
-                    "using one environment per scene"
-                )
-                num_environments = len(scenes)
+        num_environments = environments_for(
+            scenes, num_environments, enforce_scenes_greater_eq_environments
+        )
         splits = scene_splits(scenes, num_environments, config.habitat.seed)
         # Env indices are global across ranks (rank r owns r*N .. r*N+N-1), so
         # per-env settings such as the straggler wrapper's `slow_env_indices`

@@ -159,17 +159,20 @@ class HabitatVerTrainer(CheckpointingTrainer):
         if is_eval:
             self._eval_config = config
             self._check_video_has_images()
-        if is_eval and self.envs.num_envs != self.config.habitat_baselines.num_environments:
-            # Evaluation keeps one env per scene (fewer envs than configured
-            # when scenes are few), and upstream's evaluator sizes its hidden
-            # states, previous actions and masks from self.config: make them agree.
-            logger.info(
-                f"habitat_ver: evaluating with {self.envs.num_envs} environment(s), "
-                f"one per scene (habitat_baselines.num_environments="
-                f"{self.config.habitat_baselines.num_environments})"
-            )
-            with read_write(self.config):
-                self.config.habitat_baselines.num_environments = self.envs.num_envs
+            self._size_for_built_envs(config)
+
+    def _size_for_built_envs(self, config: Any) -> None:
+        """Evaluation keeps one env per scene (the factory builds fewer envs
+        than configured when scenes are few, and warns), and evaluates with
+        the checkpoint's config by default (its own env count): both configs
+        that size things per env then say how many envs were built.  The
+        policy is built from ``config`` (upstream's ``HierarchicalPolicy``
+        sizes its planner from it), upstream's evaluator its hidden states,
+        previous actions and masks from ``self.config``."""
+        for sized in (config, self.config):
+            if sized.habitat_baselines.num_environments != self.envs.num_envs:
+                with read_write(sized):
+                    sized.habitat_baselines.num_environments = self.envs.num_envs
 
     def _check_video_has_images(self) -> None:
         """A video is drawn from the image observations (upstream asserts
