@@ -9,7 +9,7 @@ epochs, minibatches, lr, gamma, ...) keep their meaning; ``rl.ppo.tau``
 """
 
 from dataclasses import dataclass, field
-from typing import Any, Tuple
+from typing import Any, Dict, Tuple
 
 from habitat_baselines.config.default_structured_configs import RLConfig
 
@@ -49,11 +49,18 @@ class AppoConfig:
 @dataclass
 class HabitatVerRLConfig(RLConfig):
     """Upstream's ``rl`` section plus ``rl.appo`` and ``rl.max_nonfinite_rewards``,
-    with ``rl.ver.overlap_rollouts_and_learn`` widened to ``auto``."""
+    with ``rl.ver.overlap_rollouts_and_learn`` widened to ``auto`` and
+    ``rl.auxiliary_losses`` to any arguments."""
 
     # Upstream's VER settings; overlap_rollouts_and_learn may also be "auto".
     ver: HabitatVerVERConfig = field(default_factory=HabitatVerVERConfig)
 
+    # Upstream's auxiliary losses by registered name, each with its constructor
+    # arguments (cpca: {loss_scale: 0.1}; habitat_ver/config/aux_losses.py).
+    # Upstream types the values AuxLossConfig, a schema without fields, so
+    # `+habitat_baselines.rl.auxiliary_losses.cpca.loss_scale=0.1` failed with
+    # "dict is not a subclass of AuxLossConfig"; the names are checked at start.
+    auxiliary_losses: Dict[str, Any] = field(default_factory=dict)
     # The appo trainer's settings (habitat_ver/config/appo.py).
     appo: AppoConfig = field(default_factory=AppoConfig)
     # NaN/inf rewards tolerated per run (ver, appo; each learnt as 0, counted

@@ -17,6 +17,7 @@ from habitat_baselines.config.default_structured_configs import (
     HabitatBaselinesRLConfig,
 )
 from habitat_ver.config.appo import HabitatVerRLConfig
+from habitat_ver.config.aux_losses import register_aux_loss_groups
 from habitat_ver.config.embedded_env import EmbeddedEnvConfig
 from habitat_ver.config.ver_policy import VERPolicyConfig
 from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
@@ -154,3 +155,4 @@ def register_configs() -> None:
         name="habitat_ver_config_base",
         node=HabitatVerBaselinesConfig,
     )
+    register_aux_loss_groups()

@@ -27,6 +27,7 @@ from habitat_ver.common.learner_threads import KEY as LEARNER_THREADS_KEY
 from habitat_ver.common.learner_threads import parse_setting
 from habitat_ver.config.appo import AUTO as APPO_AUTO
 from habitat_ver.config.appo import resolve_layout
+from habitat_ver.config.aux_losses import validate_aux_losses
 from habitat_ver.config.errors import ConfigError  # noqa: F401  (callers import it from here)
 from habitat_ver.config.errors import check
 from habitat_ver.config.honoured_keys import trainer_class, trainer_kind
@@ -488,6 +489,7 @@ def validate(config: Any) -> None:
     validate_schedule(config)
     validate_gym_id(config)  # first: its dependencies may register policies
     validate_policies(config)
+    validate_aux_losses(config)
     if not is_evaluation(config):
         for training_check in TRAINING_CHECKS:
             training_check(config)

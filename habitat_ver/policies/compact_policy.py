@@ -9,8 +9,10 @@ habitat-baselines' ``NetPolicy`` contract, so every trainer and the upstream
 evaluator use it unchanged.
 
 Config keys (all upstream's): ``rl.ppo.hidden_size`` (width of every layer),
-``rl.ddppo.rnn_type`` (``GRU``, ``LSTM`` or ``none``) and
-``rl.ddppo.num_recurrent_layers``.
+``rl.ddppo.rnn_type`` (``GRU``, ``LSTM`` or ``none``),
+``rl.ddppo.num_recurrent_layers`` and ``rl.auxiliary_losses`` (upstream's
+auxiliary losses, e.g. CPC|A: the net gives them the images' embedding as
+``perception_embed`` and its output as ``rnn_output``).
 """
 
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
@@ -23,6 +25,7 @@ from torch import nn
 from habitat_baselines.rl.models.rnn_state_encoder import build_rnn_state_encoder
 from habitat_baselines.rl.ppo.policy import Net, NetPolicy
 
+from habitat_ver.config.aux_losses import check_aux_losses_fit
 from habitat_ver.config.errors import ConfigError
 from habitat_ver.policies.agent_config import agent_policy_config
 
@@ -178,7 +181,8 @@ class CompactNet(Net):
 
     @property
     def perception_embedding_size(self) -> int:
-        return self._hidden_size
+        """Width of ``perception_embed``: the image embeddings side by side."""
+        return self._hidden_size * len(self._image_keys)
 
     @property
     def visual_encoder(self) -> Optional[nn.Module]:
@@ -193,6 +197,10 @@ class CompactNet(Net):
         rnn_build_seq_info: Optional[Dict[str, torch.Tensor]] = None,
     ) -> Tuple[torch.Tensor, torch.Tensor, Dict[str, torch.Tensor]]:
         parts = [self.cnns[k](observations[k]) for k in self._image_keys]
+        # What upstream's auxiliary losses read (CPC|A predicts the images' embedding).
+        aux_state: Dict[str, torch.Tensor] = {}
+        if parts:
+            aux_state["perception_embed"] = torch.cat(parts, 1)
         if self.mlp is not None:
             rows = masks.shape[0]
             vectors = torch.cat(
@@ -203,11 +211,13 @@ class CompactNet(Net):
         if self.state_encoder is None:
             # Feed-forward: the recurrent state is carried through untouched.
             assert self.merge is not None  # built exactly when there is no RNN
-            return self.merge(embedding), rnn_hidden_states, {}
-        features, rnn_hidden_states = self.state_encoder(
-            embedding, rnn_hidden_states, masks, rnn_build_seq_info
-        )
-        return features, rnn_hidden_states, {}
+            features = self.merge(embedding)
+        else:
+            features, rnn_hidden_states = self.state_encoder(
+                embedding, rnn_hidden_states, masks, rnn_build_seq_info
+            )
+        aux_state["rnn_output"] = features
+        return features, rnn_hidden_states, aux_state
 
 
 class CompactPolicy(NetPolicy):
@@ -221,6 +231,7 @@ class CompactPolicy(NetPolicy):
         rnn_type: str = "none",
         num_recurrent_layers: int = 1,
         policy_config: "Optional[DictConfig]" = None,
+        aux_loss_config: "Optional[DictConfig]" = None,
         **kwargs,
     ):
         requested = getattr(policy_config, "action_distribution_type", "categorical")
@@ -231,16 +242,19 @@ class CompactPolicy(NetPolicy):
                 f"'categorical' does not fit the action space {action_space}; "
                 "set it to 'gaussian' for continuous actions"
             )
+        net = CompactNet(
+            observation_space,
+            action_space,
+            hidden_size,
+            rnn_type,
+            num_recurrent_layers,
+        )
+        check_aux_losses_fit(aux_loss_config, net.is_blind, "CompactPolicy")
         super().__init__(
-            CompactNet(
-                observation_space,
-                action_space,
-                hidden_size,
-                rnn_type,
-                num_recurrent_layers,
-            ),
+            net,
             action_space=action_space,
             policy_config=policy_config,
+            aux_loss_config=aux_loss_config,
         )
 
     @classmethod
@@ -260,4 +274,5 @@ class CompactPolicy(NetPolicy):
             rnn_type=config.habitat_baselines.rl.ddppo.rnn_type,
             num_recurrent_layers=config.habitat_baselines.rl.ddppo.num_recurrent_layers,
             policy_config=policy_config,
+            aux_loss_config=config.habitat_baselines.rl.get("auxiliary_losses"),
         )

@@ -34,6 +34,7 @@ from habitat_baselines.rl.ppo.policy import (
     PolicyActionData,
     get_aux_modules,
 )
+from habitat_ver.config.aux_losses import check_aux_losses_fit
 from habitat_ver.config.schema import section_or_default
 from habitat_ver.config.ver_policy import VERPolicyConfig
 from habitat_ver.policies.agent_config import agent_policy_config
@@ -313,6 +314,7 @@ class VERPolicy(NetPolicy):
             getattr(policy_config, "action_dist", None),
         )
         self.critic = CriticHead(self.net.output_size)
+        check_aux_losses_fit(aux_loss_config, self.net.is_blind, "VERPolicy")
         # upstream annotates DictConfig but returns no modules for None.
         self.aux_loss_modules = get_aux_modules(
             aux_loss_config,  # type: ignore[arg-type]
