@@ -75,6 +75,7 @@ class CorruptCheckpointError(RuntimeError):
             f"checkpoint file {path!r} is truncated or corrupt and cannot be loaded ({reason})"
         )
         self.path = path
+        self.reason = reason
 
 
 class UnusableResumeStateError(CorruptCheckpointError):

@@ -490,6 +490,9 @@ def validate(config: Any) -> None:
     validate_gym_id(config)  # first: its dependencies may register policies
     validate_policies(config)
     validate_aux_losses(config)
+    from habitat_ver.skills.checkpoint_check import check_skill_checkpoints
+
+    check_skill_checkpoints(config)  # hab/*: every skill's, all problems in one line
     if not is_evaluation(config):
         for training_check in TRAINING_CHECKS:
             training_check(config)

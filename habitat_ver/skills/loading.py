@@ -8,8 +8,12 @@ whatever ``obs_skill_input_dim`` says, and hands the policy habitat's
 ``ActionSpace`` (with ``EmptySpace`` stop) rather than the flat Box the policy
 was trained with.  :class:`VERSkillLoader` replaces that one constructor:
 
-* ``load_ckpt_file`` must name an existing checkpoint (one clear error
-  otherwise), read with :func:`~habitat_ver.common.checkpoint.load_checkpoint_file`;
+* ``load_ckpt_file`` must name a readable checkpoint, read with
+  :func:`~habitat_ver.common.checkpoint.load_checkpoint_file`; otherwise one
+  :class:`SkillCheckpointError` naming the key the path came from
+  (:func:`checkpoint_key`: ``hab_skill_checkpoints.<skill>`` in our configs).
+  A trainer checks every skill's first (:mod:`.checkpoint_check`), before any
+  env starts;
 * the skill's training config is the checkpoint's ``config``, or the config
   named by ``force_config_file`` (a name in our tree, e.g. ``rearrange/ver_pick``);
 * observation keys are the training config's ``habitat.gym.obs_keys``, with
@@ -30,9 +34,30 @@ from habitat.gym.gym_wrapper import create_action_space
 from habitat_baselines.common.baseline_registry import baseline_registry
 from habitat_baselines.rl.hrl.skills.nn_skill import truncate_obs_space
 
-from habitat_ver.common.checkpoint import load_checkpoint_file
+from habitat_ver.common.checkpoint import CorruptCheckpointError, load_checkpoint_file
+from habitat_ver.config.errors import ConfigError
 
 SKILL_KEY = "habitat_baselines.rl.policy.<agent>.hierarchical_policy.defined_skills"
+# The config group our hab/* configs set every skill's load_ckpt_file from.
+SKILL_CHECKPOINTS = "hab_skill_checkpoints"
+TRAIN_HINT = (
+    "train each skill with its rearrange/ver_<skill> config first (docs/HAB.md, "
+    "1. Train the skills) or point its key at its checkpoint, e.g. "
+    "hab_skill_checkpoints.pick=/path/pick.pth"
+)
+
+
+class SkillCheckpointError(ConfigError):
+    """Skill checkpoints that are missing, unreadable or not the skill's.
+
+    Args:
+        problems: one per checkpoint, naming the key it was set by and its path.
+    """
+
+    def __init__(self, problems: List[str]):
+        self.problems = problems
+        lead = f"{len(problems)} skill checkpoints cannot be used: " if len(problems) > 1 else ""
+        super().__init__(f"{lead}{'; '.join(problems)}; {TRAIN_HINT}")
 
 
 def skill_training_config(config: Any) -> Optional[Any]:
@@ -50,21 +75,48 @@ def skill_training_config(config: Any) -> Optional[Any]:
     return get_config(name)
 
 
-def checkpoint_path(config: Any, skill_key: str) -> str:
-    """``load_ckpt_file`` of a skill, checked to name an existing file."""
-    path = config.load_ckpt_file
-    key = f"{SKILL_KEY}.{skill_key}.load_ckpt_file"
+def checkpoint_key(
+    skill_config: Any, skill_key: str, full_config: Any = None, agent: str = "<agent>"
+) -> str:
+    """The key a skill's ``load_ckpt_file`` was set by: ``hab_skill_checkpoints.<skill>``
+    when ``full_config`` has it with the same path (our ``hab/*`` configs
+    interpolate it), else ``load_ckpt_file``'s own (of ``agent``'s policy)."""
+    group = None if full_config is None else full_config.get(SKILL_CHECKPOINTS)
+    if group is not None and group.get(skill_key) == skill_config.load_ckpt_file:
+        return f"{SKILL_CHECKPOINTS}.{skill_key}"
+    skills = SKILL_KEY.replace("<agent>", agent)
+    return f"{skills}.{skill_key}.load_ckpt_file"
+
+
+def checkpoint_problem(path: str, key: str) -> Optional[str]:
+    """What keeps ``path`` (set by ``key``) from being a skill's checkpoint
+    without reading it (empty, no such file), or None."""
     if not path:
-        raise ValueError(
-            f"{key} is empty; set it to the skill's checkpoint, e.g. "
-            f"{key}=outputs/rearrange/ver_<skill>/checkpoints/latest.pth"
-        )
+        return f"{key} is empty: set it to the skill's checkpoint"
     if not os.path.isfile(path):
-        raise FileNotFoundError(
-            f"{key}={path!r}: no such file; train the skill first (docs/HAB.md) "
-            "or point this key at its checkpoint"
-        )
-    return path
+        return f"{key}={path!r}: no such file"
+    return None
+
+
+def read_skill_checkpoint(path: str, key: str) -> Dict[str, Any]:
+    """The skill checkpoint at ``path``, set by ``key``.
+
+    Raises:
+        SkillCheckpointError: empty, no such file, unreadable (truncated,
+            corrupt, not a checkpoint: a text file, say) or without weights;
+            the message names ``key`` and ``path``.
+    """
+    problem = checkpoint_problem(path, key)
+    if problem is None:
+        try:
+            checkpoint = load_checkpoint_file(path)
+        except CorruptCheckpointError as error:
+            problem = f"{key}={path!r}: not a readable checkpoint ({error.reason})"
+        else:
+            if "state_dict" in checkpoint:
+                return checkpoint
+            problem = f"{key}={path!r}: holds no 'state_dict' (not a policy checkpoint)"
+    raise SkillCheckpointError([problem])
 
 
 def action_keys_of(train_config: Any) -> List[str]:
@@ -139,8 +191,8 @@ class VERSkillLoader(_SkillBase):
     ):
         """Upstream's skill constructor contract (see the module docstring)."""
         skill_key = skill_key or config.skill_name
-        path = checkpoint_path(config, skill_key)
-        checkpoint = load_checkpoint_file(path)
+        path = config.load_ckpt_file
+        checkpoint = read_skill_checkpoint(path, checkpoint_key(config, skill_key, full_config))
         train_config = skill_training_config(config)
         if train_config is None:
             train_config = checkpoint.get("config")
@@ -162,8 +214,6 @@ class VERSkillLoader(_SkillBase):
         actor_critic = policy_cls.from_config(
             train_config, filtered_obs_space, create_action_space(filtered_action_space)
         )
-        if "state_dict" not in checkpoint:
-            raise ValueError(f"checkpoint {path!r} has no 'state_dict'")
         try:
             actor_critic.load_state_dict(checkpoint["state_dict"])
         except RuntimeError as error:

@@ -1,5 +1,7 @@
 """The skill and HAB configs validate against habitat-lab's registries."""
 
+import functools
+
 import pytest
 
 from habitat_ver.config.compose import config_names, get_config
@@ -51,6 +53,16 @@ def test_skill_config_follows_the_paper(name):
         assert actions.arm_action.arm_controller == "ArmRelPosAction"
         assert actions.arm_action.grip_controller == "SuctionGraspAction"
     assert ("base_velocity" in actions) == (not name.endswith("_nonav"))
+    # The task the hab/* configs expect a checkpoint of this skill to be
+    # trained on (a checkpoint of another task is refused at start).
+    skill = name[len("rearrange/ver_") :].replace("_nonav", "")
+    assert _tidy_house_skills()[skill].skill_data.task_type == habitat.task.type
+
+
+@functools.lru_cache(maxsize=1)
+def _tidy_house_skills():
+    policy = get_config("hab/tidy_house").habitat_baselines.rl.policy.main_agent
+    return policy.hierarchical_policy.defined_skills
 
 
 def test_nav_skill_has_stop_and_force_penalty():

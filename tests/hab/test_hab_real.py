@@ -242,3 +242,46 @@ def test_each_scenario_evaluates_with_oracle_skills_and_reports_its_stages(hab_r
         # stage and the whole task (docs/HAB.md: 10 val episodes each).
         assert float(success[-1]) == 1.0, (name, stages)
         assert all(float(value) == 1.0 for value in stages.values()), (name, stages)
+
+
+def test_skill_checkpoints_are_checked_before_any_env_starts(hab_run_dir, skill_checkpoints):
+    # From the data folder, as a user: the defaults name three checkpoints not
+    # trained yet, then a pick checkpoint given as place and a text file.
+    run = run_real(
+        ["-m", "habitat_baselines.run", "--config-name=hab/tidy_house", "hab_data=generated"],
+        cwd=hab_run_dir,
+    )
+    errors = [line for line in run.stderr.splitlines() if "error:" in line]
+    assert run.returncode == 2, run.stderr[-3000:]
+    assert len(errors) == 1 and "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert errors[0].startswith(
+        "habitat_baselines.run: error: 3 skill checkpoints cannot be used: "
+        "hab_skill_checkpoints.pick='outputs/rearrange/ver_pick/checkpoints/latest.pth': "
+        "no such file; hab_skill_checkpoints.place="
+    ), errors
+    assert "hab_skill_checkpoints.nav_to_obj='outputs/rearrange/ver_nav_to_obj/" in errors[0]
+    assert "scenes per environment" not in run.stderr  # no env was built
+
+    text = hab_run_dir / "nav.txt"
+    text.write_text("not a checkpoint\n")
+    pick = skill_checkpoints["pick"]
+    run = run_real(
+        [
+            "-m",
+            "habitat_baselines.run",
+            "--config-name=hab/tidy_house",
+            "hab_data=generated",
+            f"hab_skill_checkpoints.pick={pick}",
+            f"hab_skill_checkpoints.place={pick}",
+            f"hab_skill_checkpoints.nav_to_obj={text}",
+        ],
+        cwd=hab_run_dir,
+    )
+    errors = [line for line in run.stderr.splitlines() if "error:" in line]
+    assert run.returncode == 2 and len(errors) == 1, run.stderr[-3000:]
+    assert (
+        f"hab_skill_checkpoints.place='{pick}': the file at {pick} is a checkpoint of skill "
+        "`pick`, not `place`" in errors[0]
+    ), errors
+    assert f"hab_skill_checkpoints.nav_to_obj='{text}': not a readable checkpoint (" in errors[0]
+    assert "hab_skill_checkpoints.pick=" not in errors[0].split("; train each")[0]

@@ -9,6 +9,7 @@ from habitat_baselines.common.tensor_dict import TensorDict
 from habitat_ver.config.compose import get_config
 from habitat_ver.config.hab_validate import action_space_of, observation_space_of
 from habitat_ver.skills.hierarchical_policy import VERHierarchicalPolicy
+from habitat_ver.skills.loading import SkillCheckpointError
 from habitat_ver.skills.nav import VERNavSkill
 from habitat_ver.skills.pick import VERPickSkill
 from habitat_ver.skills.place import VERPlaceSkill
@@ -88,8 +89,10 @@ def test_forward_runs_pick_first_without_the_nav_skill(skill_checkpoints):
 
 def test_missing_skill_checkpoint_is_one_clear_error(skill_checkpoints, tmp_path):
     paths = dict(skill_checkpoints, place=tmp_path / "nope.pth")
+    # Named by the key it came from (trainers check every skill's before any
+    # env starts: tests/hab/test_skill_checkpoints.py).
     with pytest.raises(
-        FileNotFoundError, match=r"defined_skills\.place\.load_ckpt_file=.*nope\.pth.*no such file"
+        SkillCheckpointError, match=r"^hab_skill_checkpoints\.place='.*nope\.pth': no such file"
     ):
         build("hab/tidy_house", paths)
 
