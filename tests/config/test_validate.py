@@ -332,7 +332,7 @@ def test_upstreams_trainer_gets_none_of_our_trainers_checks():
     "config_name, overrides",
     [
         # 8 envs in training; one env per scene in evaluation.
-        ("gym/ddppo_cartpole", [HB + "num_environments=1"]),
+        ("gym/ddppo_cartpole", [HB + "num_environments=1", PPO + "num_mini_batch=2"]),
         ("gym/ver_cartpole", [HB + "num_environments=1", PPO + "num_mini_batch=3"]),
         ("gym/appo_cartpole", [HB + "num_environments=1", HB + "rl.appo.num_rollout_workers=4"]),
         ("gym/ddppo_cartpole", [PPO + "gamma=1.5", HB + "distrib_preemption.policy=ver"]),
@@ -344,7 +344,7 @@ def test_training_only_checks_are_skipped_under_evaluation(config_name, override
     # num_mini_batch=2 ("at most habitat_baselines.num_environments=1 for
     # ddppo") although nothing trains.
     evaluation = [HB + "evaluate=True", f"{HB}eval_ckpt_path_dir={tmp_path}"]
-    with pytest.raises(ConfigError):
+    with pytest.raises(ConfigError, match=r"^habitat_baselines\.(rl\.|distrib)"):
         validate(get_config(config_name, overrides))
     validate(get_config(config_name, overrides + evaluation))
 
