@@ -33,6 +33,7 @@ atomically after every system, and a plot next to it (``--out``).
 import argparse
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -239,12 +240,28 @@ def run_sampled(
 ) -> Tuple[subprocess.CompletedProcess, process_cpu.ProcessSampler]:
     """Run ``cmd`` from the repository root, its processes' CPU sampled
     throughout (:mod:`process_cpu`); ``unnamed_workers``: the kind charged
-    for its worker processes that bear none of our names."""
+    for its worker processes that bear none of our names.
+
+    The run gets a process group of its own, killed whole when it ends or
+    this script is stopped: upstream's workers outlive a failed run (and
+    ignore SIGTERM), and would load the machine for the systems after it.
+    """
     process = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        start_new_session=True,
     )
-    with process_cpu.ProcessSampler(process.pid, unnamed_workers=unnamed_workers) as sampler:
-        stdout, stderr = process.communicate()
+    try:
+        with process_cpu.ProcessSampler(process.pid, unnamed_workers=unnamed_workers) as sampler:
+            stdout, stderr = process.communicate()
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:  # nothing of the run is left
+            pass
     return subprocess.CompletedProcess(cmd, process.returncode, stdout, stderr), sampler
 
 
@@ -401,6 +418,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 
 
 def main() -> None:
+    # A stop (timeout, kill) ends the running system's processes too (run_sampled).
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     args = parse_args()
     configs = (
         {args.config: args.config} if args.config else {w: WORKLOADS[w] for w in args.workloads}
