@@ -4,10 +4,19 @@ Importing this package checks the installed habitat-lab/habitat-baselines
 versions, enables sim-free mode when habitat-sim is missing (or, with the real
 habitat-sim, keeps its CPU renderer loadable: :mod:`habitat_ver.compat.native_libs`)
 and registers every trainer, storage, updater and policy with habitat-baselines'
-registry (see :mod:`habitat_ver.registration`).  Nothing else runs at import.
+registry (see :mod:`habitat_ver.registration`).  Where the interpreter runs
+one of our command lines or ``habitat_baselines.run``, it also keeps known
+third-party noise off the console (:mod:`habitat_ver.common.noise_filter`).
+Nothing else runs at import.
 """
 
-from habitat_ver.compat import versions as _versions
+from habitat_ver.common import noise_filter as _noise_filter
+
+# Only under our command lines and habitat_baselines.run: known third-party
+# noise off the console, before habitat-lab's imports print any.
+_noise_filter.filter_command_line_noise()
+
+from habitat_ver.compat import versions as _versions  # noqa: E402
 
 _versions.check_habitat_versions()  # one clear error for an old habitat-lab
 
