@@ -21,6 +21,10 @@ copy.  The file names are those of HAB's ``rearrange_dataset_v2``, so the
 The episode folder is written whole or not at all: every file goes into a
 temporary folder that replaces ``v1`` at the end, so a run killed midway (or a
 full disk) leaves the previous complete episodes, or none.
+
+The console shows one line per episode file (and the scene and navmesh);
+habitat-lab's generator log and habitat-sim's output go to
+``<out>/make_hab_dataset.log``, named on the first line.
 """
 
 import argparse
@@ -37,6 +41,7 @@ import numpy as np
 from habitat_ver.common.atomic import folder_written_whole, write_atomically
 from habitat_ver.tools import hab_scene
 from habitat_ver.tools.hab_episode_specs import DATASETS, OBJECTS, RECEPTACLE_SETS, DatasetSpec
+from habitat_ver.tools.tool_log import output_to_log
 
 COMMAND = "python -m habitat_ver.tools.make_hab_dataset"
 DEFAULT_ASSETS = os.path.join("..", "shared", "habitat-data")
@@ -48,10 +53,16 @@ SPLIT_SEEDS = {"train": 0, "val": 1}
 MIN_FLOOR_AREA = 10.0
 # Calls of habitat-lab's generator per file before giving up on the count.
 GENERATION_ROUNDS = 5
+# Where habitat-lab's and habitat-sim's output goes, under --out.
+LOG_FILE = "make_hab_dataset.log"
 
 
 class AssetsMissingError(Exception):
     """The robot or ReplicaCAD is not where ``--assets`` points."""
+
+
+class GenerationError(RuntimeError):
+    """habitat-lab's generator made too few episodes (its log says why)."""
 
 
 def check_assets(assets: str) -> None:
@@ -209,9 +220,9 @@ def _split_json(gen: Any, name: str, split: str, count: int, log: Any) -> str:
             break
     log(f"{name} {split}: {len(dataset.episodes)} of {count} episodes ({dropped} dropped)")
     if len(dataset.episodes) < count:
-        raise RuntimeError(
+        raise GenerationError(
             f"habitat-lab's generator made {len(dataset.episodes)} of {count} {name} "
-            f"episodes for {split} in {GENERATION_ROUNDS} rounds; see its log above"
+            f"episodes for {split} in {GENERATION_ROUNDS} rounds"
         )
     return dataset.to_json()
 
@@ -357,12 +368,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if counts is not None and min(counts.values()) < 1:
         parser.error(f"--episodes {args.episodes[0]} {args.episodes[1]}: each must be >= 1")
     try:
-        files = make(args.assets, args.out, args.only, counts)
+        check_assets(args.assets)  # before anything is written
+        with output_to_log(log_path(args.out), COMMAND) as say:
+            files = make(args.assets, args.out, args.only, counts, log=say)
     except (AssetsMissingError, NoFloorError) as error:
         print(f"{COMMAND}: error: {error}", file=sys.stderr)
         return 2
+    except GenerationError as error:
+        print(f"{COMMAND}: error: {error}; see {log_path(args.out)}", file=sys.stderr)
+        return 1
     print(f"{len(files)} episode files under {episodes_dir(args.out)}")
     return 0
+
+
+def log_path(out: str) -> str:
+    """The log of habitat-lab's and habitat-sim's output during a run."""
+    return os.path.join(out, LOG_FILE)
 
 
 if __name__ == "__main__":

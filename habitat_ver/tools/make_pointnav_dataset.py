@@ -35,6 +35,9 @@ killed mid-write or stopped by a full disk leaves the old complete dataset or
 none, never one split of a new one beside another of the old; the next run
 removes a killed run's hidden folder.  The stages are copied one atomic file
 at a time.
+
+The console shows one line per file written; habitat-lab's and habitat-sim's
+output goes to ``<out>/make_pointnav_dataset.log``, named on the first line.
 """
 
 import argparse
@@ -43,11 +46,12 @@ import json
 import os
 import shutil
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
 from habitat_ver.common.atomic import folder_written_whole, write_atomically
+from habitat_ver.tools.tool_log import output_to_log
 
 # Where the habitat-ver checkout keeps habitat-sim's test assets (see README).
 DEFAULT_STAGES_DIR = os.path.join("..", "shared", "habitat-sim", "data", "test_assets", "scenes")
@@ -57,6 +61,8 @@ DEFAULT_OUT = "data"
 # scenes relative to scene_datasets, as habitat-lab's datasets do.
 SCENES_SUBDIR = "habitat_ver"
 COMMAND = "python -m habitat_ver.tools.make_pointnav_dataset"
+# Where habitat-lab's and habitat-sim's output goes, under --out.
+LOG_FILE = "make_pointnav_dataset.log"
 # Goals closer than this to the start are trivial; habitat-lab's
 # success_distance is 0.2 m.
 GOAL_RADIUS = 0.2
@@ -224,19 +230,26 @@ def make_dataset(
     min_geodesic: float,
     max_geodesic: float,
     scene_dataset: Optional[str] = None,
+    log: Optional[Callable[[str], None]] = None,
 ) -> Dict[str, str]:
     """Generate every split for ``stages`` (stage ``.glb`` files, or scene
     instances of ``scene_dataset``); see the module docstring.
 
+    Args:
+        log: called with one line per file written (None: silent).
+
     Returns:
         :func:`dataset_paths` of the written dataset.
     """
+    log = log or (lambda line: None)
     paths = dataset_paths(out, name)
     per_split: Dict[str, List[Dict[str, Any]]] = {s: [] for s in episodes_per_split}
     # A scene instance's id climbs out of scenes_dir ("../"): it must exist.
     os.makedirs(paths["scenes_dir"], exist_ok=True)
     for stage_index, stage in enumerate(stages):
         scene_id = _scene_id(stage, paths["scenes_dir"])
+        if not stage.endswith(SCENE_INSTANCE_SUFFIX):
+            log(f"{os.path.join(paths['scenes_dir'], scene_id)}: stage copied from {stage}")
         sim = _make_sim(os.path.join(paths["scenes_dir"], scene_id), scene_dataset)
         try:
             if not sim.pathfinder.is_loaded:
@@ -259,6 +272,12 @@ def make_dataset(
         for index, episode in enumerate(episodes):
             episode["episode_id"] = str(index)
     write_splits(dataset_root(out, name), per_split)
+    for split, episodes in per_split.items():
+        scenes = len({e["scene_id"] for e in episodes})
+        log(
+            f"{paths['data_path'].format(split=split)}: {len(episodes)} episodes "
+            f"on {scenes} scene(s)"
+        )
     return paths
 
 
@@ -339,15 +358,17 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         sys.exit(2)
     name = args.name or "+".join(os.path.basename(s).split(".")[0] for s in stages)
     try:
-        paths = make_dataset(
-            stages,
-            args.out,
-            name,
-            {"train": args.train_episodes, "val": args.val_episodes},
-            args.min_geodesic,
-            args.max_geodesic,
-            args.scene_dataset,
-        )
+        with output_to_log(os.path.join(args.out, LOG_FILE), COMMAND) as say:
+            paths = make_dataset(
+                stages,
+                args.out,
+                name,
+                {"train": args.train_episodes, "val": args.val_episodes},
+                args.min_geodesic,
+                args.max_geodesic,
+                args.scene_dataset,
+                log=say,
+            )
     except ValueError as error:
         print(f"{COMMAND}: error: {error}", file=sys.stderr)
         sys.exit(2)
@@ -358,10 +379,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
             file=sys.stderr,
         )
         sys.exit(1)
-    print(
-        f"wrote {paths['data_path']} (train {args.train_episodes}, val "
-        f"{args.val_episodes} episodes), stages in {paths['scenes_dir']}"
-    )
+    print(f"dataset {name!r}: habitat.dataset.data_path={paths['data_path']}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ tests are about the files.
 """
 
 import errno
+import os
 import gzip
 import json
 import signal
@@ -235,3 +236,32 @@ def test_episodes_stay_on_the_lowest_floor():
 def test_episodes_of_a_scene_dataset_name_it():
     episodes = tool.sample_episodes(_TwoFloors(), "s", 2, 1.0, 4.0, seed=0, scene_dataset="d.json")
     assert [e["scene_dataset_config"] for e in episodes] == ["d.json", "d.json"]
+
+
+def test_the_command_prints_a_line_per_file_and_logs_the_rest(stub_sim, tmp_path, capfd):
+    # habitat-lab and habitat-sim print from Python and C++ while it samples
+    # (sys.__stderr__: the process's stderr, under pytest's capture too).
+    def noisy_sim(path, scene_dataset=None):
+        print("2026-11-27 12:01:30,585 initializing sim Sim-v0", file=sys.__stderr__, flush=True)
+        os.write(2, b"[12:01:30:593913]:[Warning]:[Scene] SemanticScene.cpp(123) ...\n")
+        os.write(1, b"Renderer: llvmpipe (LLVM 15.0.6, 256 bits) by Mesa/X.org\n")
+        return _FakeSim()
+
+    tool._make_sim, real = noisy_sim, tool._make_sim
+    out = tmp_path / "d"
+    try:
+        tool.main(["--stage", stub_sim, "--out", str(out), "--train-episodes", "3"])
+    finally:
+        tool._make_sim = real
+    printed = capfd.readouterr()
+    assert printed.err == ""
+    assert printed.out.splitlines() == [
+        f"{tool.COMMAND}: habitat-lab's and habitat-sim's output goes to {out}/{tool.LOG_FILE}",
+        f"{out}/scene_datasets/habitat_ver/room.glb: stage copied from {stub_sim}",
+        f"{out}/datasets/pointnav/room/v1/train/train.json.gz: 3 episodes on 1 scene(s)",
+        f"{out}/datasets/pointnav/room/v1/val/val.json.gz: 50 episodes on 1 scene(s)",
+        f"dataset 'room': habitat.dataset.data_path={out}/datasets/pointnav/room/v1/"
+        "{split}/{split}.json.gz",
+    ]
+    log = (out / tool.LOG_FILE).read_text()
+    assert "initializing sim Sim-v0" in log and "SemanticScene.cpp" in log and "Renderer" in log
