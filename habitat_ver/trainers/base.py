@@ -67,7 +67,14 @@ from habitat_ver.system import stop_signals
 from habitat_ver.system.env_pool import EnvPool, SharedBufferPool
 from habitat_ver.system.machine_idle import IdleCores
 from habitat_ver.trainers.checkpointing import CheckpointingTrainer
-from habitat_ver.trainers.learning_curve import CurveRecorder, curve_path, write_curve_png
+from habitat_ver.trainers.config_file import upstream_config_dump_dropped, write_config_file
+from habitat_ver.trainers.eval_header import header_line, planned_episodes
+from habitat_ver.trainers.learning_curve import (
+    CurveRecorder,
+    curve_path,
+    run_title,
+    write_curve_png,
+)
 from habitat_ver.trainers.eval_folder import evaluate_folder
 from habitat_ver.trainers.run_guards import (
     RUN_ERRORS,
@@ -102,6 +109,9 @@ class HabitatVerTrainer(CheckpointingTrainer):
     # habitat_baselines.distrib_preemption.policy: what "auto" means here (the
     # rules this trainer can run are those registered for its kind).
     DEFAULT_PREEMPTION = "none"
+    # Whether this session logged an update's text lines yet (the first
+    # update's are, whatever log_interval says).
+    _update_lines_logged = False
 
     def __init__(self, config: Any = None):
         config = self.adapt_config(config)
@@ -200,7 +210,7 @@ class HabitatVerTrainer(CheckpointingTrainer):
     def eval(self) -> None:
         """Upstream's evaluation of one checkpoint file; a folder's checkpoints
         in order, to the one its run ended with (:mod:`.eval_folder`)."""
-        with usage_errors_exit(RUN_ERRORS), log_files_closed():
+        with usage_errors_exit(RUN_ERRORS), log_files_closed(), upstream_config_dump_dropped():
             self._log_to_file()
             self._eval()
 
@@ -240,11 +250,21 @@ class HabitatVerTrainer(CheckpointingTrainer):
         eval_config, self._eval_config = self._eval_config, None
         if eval_config is None:
             return super()._create_agent(resume_state, **kwargs)
+        self._log_evaluation_start(eval_config)
         current, self.config = self.config, eval_config
         try:
             return super()._create_agent(resume_state, **kwargs)
         finally:
             self.config = current
+
+    def _log_evaluation_start(self, eval_config: Any) -> None:
+        """The evaluation's config to a file, and the line that opens its
+        results in the log (:mod:`.eval_header`): checkpoint and episodes."""
+        write_config_file(eval_config, evaluation=True)
+        # Upstream's vector env (evaluation) counts each env's episodes.
+        episodes = planned_episodes(eval_config, getattr(self.envs, "number_of_episodes", []))
+        checkpoint = self._evaluating or eval_config.habitat_baselines.eval_ckpt_path_dir
+        logger.info(header_line(checkpoint, episodes))
 
     # ------------------------------------------------------------- the loop
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:
@@ -252,7 +272,10 @@ class HabitatVerTrainer(CheckpointingTrainer):
         # only: a fast rank 1 would crash on a missing folder.
         log_folder = os.path.dirname(os.path.abspath(self.config.habitat_baselines.log_file))
         os.makedirs(log_folder, exist_ok=True)
-        super()._init_train(resume_state)
+        with upstream_config_dump_dropped():  # a file instead (config_file)
+            super()._init_train(resume_state)
+        if rank0_only():
+            write_config_file(self.config)
         self._init_return_estimator()
 
     def return_estimator(self) -> str:
@@ -376,7 +399,8 @@ class HabitatVerTrainer(CheckpointingTrainer):
     @rank0_only
     def _training_log(self, writer: Any, losses: Dict[str, float], prev_time: int = 0) -> None:
         """Our log vocabulary (:mod:`habitat_ver.common.log_keys`), not upstream's."""
-        write_training_log(self, writer, losses, self._sps())
+        write_training_log(self, writer, losses, self._sps(), not self._update_lines_logged)
+        self._update_lines_logged = True
 
     def _sps(self) -> float:
         elapsed = (time.time() - self.t_start) + self._prev_time
@@ -506,6 +530,4 @@ class HabitatVerTrainer(CheckpointingTrainer):
         print(self.last_summary.render(), flush=True)
 
     def _run_title(self) -> str:
-        habitat = self.config.habitat
-        task = habitat.env_task_gym_id or habitat.env_task
-        return f"{self.config.habitat_baselines.trainer_name} on {task}"
+        return run_title(self.config)

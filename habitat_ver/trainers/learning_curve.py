@@ -5,7 +5,8 @@ and ``system/sps`` at ``num_steps_done``): :class:`CurveRecorder` wraps the
 writer and keeps a copy of those scalars as they pass.  At the end of a run
 the curve is drawn and written atomically; the points are also stored in the
 PNG's text metadata (key :data:`METADATA_KEY`, JSON) so a reader can check what
-was plotted without parsing pixels.
+was plotted without parsing pixels, and so is the title (:data:`TITLE_KEY`):
+the config name, trainer and task (:func:`run_title`).
 """
 
 import json
@@ -19,6 +20,8 @@ from habitat_ver.common.log_keys import SPS
 REWARD_TAG = "reward"
 SPS_TAG = SPS
 METADATA_KEY = "habitat_ver_curve"
+# PNG's own text key for the title (the figure's title, readable without pixels).
+TITLE_KEY = "Title"
 FILE_NAME = "learning_curve.png"
 
 
@@ -52,6 +55,49 @@ class CurveRecorder:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._writer, name)
+
+
+def run_title(config: Any, config_name: Optional[str] = None) -> str:
+    """What a run is, for its curve: ``<config name>: <trainer> on <task>``.
+
+    Args:
+        config: the run's config.
+        config_name: the ``--config-name`` it was composed from (default:
+            Hydra's, when the run was started by a Hydra command line).
+
+    The task is the gym id for ``GymRegistryEnv`` runs, else habitat-lab's
+    task type (``RearrangePickTask-v0``), with the dataset's name where there
+    is one; the title said only "ver on GymHabitatEnv" for every habitat task.
+    """
+    habitat = config.habitat
+    task = habitat.env_task_gym_id or habitat.get("task", {}).get("type") or habitat.env_task
+    data_path = str(habitat.get("dataset", {}).get("data_path") or "")
+    if not habitat.env_task_gym_id and data_path:
+        task += f" ({_dataset_name(data_path)})"
+    title = f"{config.habitat_baselines.trainer_name} on {task}"
+    name = config_name if config_name is not None else hydra_config_name()
+    return f"{name}: {title}" if name else title
+
+
+def hydra_config_name() -> Optional[str]:
+    """The ``--config-name`` of the Hydra command line running, if any."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return None
+    return HydraConfig.get().job.config_name or None
+
+
+def _dataset_name(data_path: str) -> str:
+    """``data/datasets/hab_ver/v1/{split}/rearrange_easy.json.gz`` ->
+    ``rearrange_easy``; habitat's PointNav layout ``.../{split}/{split}.json.gz``
+    -> the dataset folder above ``v1``."""
+    parts = data_path.replace("\\", "/").split("/")
+    stem = parts[-1].split(".")[0]
+    if stem != "{split}":
+        return stem
+    above = [p for p in parts[:-2] if p not in ("v1", "v2")]
+    return above[-1] if above else stem
 
 
 def curve_path(log_file: str) -> str:
@@ -92,7 +138,10 @@ def write_curve_png(points: Dict[str, List[List[float]]], path: str, title: str)
     write_atomically(
         path,
         lambda out: figure.savefig(
-            out, format="png", dpi=100, metadata={METADATA_KEY: json.dumps(points)}
+            out,
+            format="png",
+            dpi=100,
+            metadata={METADATA_KEY: json.dumps(points), TITLE_KEY: title},
         ),
     )
     return path

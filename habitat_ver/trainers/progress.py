@@ -2,16 +2,27 @@
 
 Only rank 0 shows anything.  The bar counts environment steps towards
 ``total_num_steps`` (or updates towards ``num_updates``) and shows steps/s and
-the windowed mean episode reward.
+the windowed mean episode reward.  While it is shown, habitat's and
+habitat-baselines' console log lines go through ``tqdm.write``, which clears
+the bar, prints the line and draws the bar again below it: a line written
+while the bar was drawn used to start at the end of the bar's line.
 """
 
+import contextlib
+import logging
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Deque, Dict, List, Optional
+from typing import Any, Deque, Dict, Iterator, List, Optional, Sequence
 
+from habitat import logger as habitat_logger
+from habitat_baselines.common.logging import baselines_logger
 from torch import Tensor
 from tqdm import tqdm
+
+# The loggers whose console lines pass above the bar: habitat-lab's (ours and
+# upstream's trainers log there) and habitat-baselines'.
+BAR_LOGGERS = (habitat_logger, baselines_logger)
 
 
 @dataclass
@@ -61,7 +72,9 @@ class RunProgress:
         refresh_seconds: float,
     ):
         self._bar = None
+        self._redirect = contextlib.ExitStack()
         if enabled:
+            self._redirect.enter_context(log_lines_above_bar(BAR_LOGGERS))
             self._bar = tqdm(
                 total=int(total),
                 initial=int(initial),
@@ -88,6 +101,43 @@ class RunProgress:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+        self._redirect.close()
+
+
+class _AboveTheBar(logging.StreamHandler):
+    """A console handler that writes through ``tqdm.write``: the bar is
+    cleared, the line printed and the bar drawn again below it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            tqdm.write(self.format(record), file=self.stream)
+        except (OSError, ValueError):  # a closed console: report, as logging does
+            self.handleError(record)
+
+
+@contextlib.contextmanager
+def log_lines_above_bar(loggers: Sequence[logging.Logger]) -> Iterator[None]:
+    """Within the block, the console handlers of ``loggers`` (stream handlers,
+    not file handlers) write above the progress bar; restored after."""
+    saved = [(log, list(log.handlers)) for log in loggers]
+    try:
+        for log in loggers:
+            log.handlers = [_above_the_bar(h) for h in log.handlers]
+        yield
+    finally:
+        for log, handlers in saved:
+            log.handlers = handlers
+
+
+def _above_the_bar(handler: logging.Handler) -> logging.Handler:
+    if type(handler) is not logging.StreamHandler:  # a FileHandler, anything else
+        return handler
+    above = _AboveTheBar(handler.stream)
+    above.setLevel(handler.level)
+    above.setFormatter(handler.formatter)
+    for log_filter in handler.filters:
+        above.addFilter(log_filter)
+    return above
 
 
 def window_mean_reward(window_episode_stats: Dict[str, Deque[Tensor]]) -> Optional[float]:

@@ -33,8 +33,12 @@ def window_means(window_episode_stats: Dict[str, Any]) -> Dict[str, float]:
     return means
 
 
-def write_training_log(trainer: Any, writer: Any, losses: Dict[str, float], sps: float) -> None:
-    """TensorBoard scalars of this update; text lines every ``log_interval``.
+def write_training_log(
+    trainer: Any, writer: Any, losses: Dict[str, float], sps: float, first: bool = False
+) -> None:
+    """TensorBoard scalars of this update; text lines every ``log_interval``
+    updates and after the first update of a session (a HAB skill's default
+    ``log_interval=10`` showed no update for the first 12 minutes on a CPU).
 
     Args:
         trainer: the trainer (reads its step/update counters, reward window,
@@ -42,6 +46,7 @@ def write_training_log(trainer: Any, writer: Any, losses: Dict[str, float], sps:
         writer: TensorBoard writer.
         losses: this update's ``learner/...`` and ``system/...`` values.
         sps: env steps per second since the run began.
+        first: this is the session's first update (a resumed run's too).
     """
     step = trainer.num_steps_done
     means = window_means(trainer.window_episode_stats)
@@ -57,7 +62,7 @@ def write_training_log(trainer: Any, writer: Any, losses: Dict[str, float], sps:
         writer.add_scalar(k, np.mean(v), step)
 
     baselines = trainer.config.habitat_baselines
-    if trainer.num_updates_done % baselines.log_interval != 0:
+    if trainer.num_updates_done % baselines.log_interval != 0 and not first:
         return
     logger.info(f"update: {trainer.num_updates_done}\tsteps: {int(step)}\t{SPS}: {sps:.3f}")
     # The means are differences of cumulative snapshots: n snapshots span

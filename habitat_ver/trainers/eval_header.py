@@ -1,0 +1,40 @@
+"""The line that opens each evaluation in a log: the checkpoint and the episodes.
+
+Upstream's evaluator logs its results as ``Average episode <key>: <value>``
+lines and nothing else about the evaluation, so a log holding several (a
+folder's checkpoints, or a second evaluation appended to the same file) did not
+say where one ended, nor how many episodes each average was over.  Our
+trainers log :func:`header_line` as each checkpoint's evaluation starts;
+:mod:`habitat_ver.tools.hab_stage_report` reads it back with :data:`HEADER`.
+"""
+
+import re
+from typing import Any, Optional, Sequence
+
+HEADER = re.compile(
+    r"habitat_ver: evaluating (?P<checkpoint>.*) on (?P<episodes>\d+) episode\(s\)$"
+)
+
+
+def planned_episodes(config: Any, episodes_per_env: Sequence[Optional[int]]) -> int:
+    """The episodes upstream's evaluator averages over (its own rule).
+
+    Args:
+        config: the config the evaluation runs with.
+        episodes_per_env: the envs' ``number_of_episodes`` (-1 or None: unknown).
+
+    Returns:
+        ``test_episode_count`` (the data's episodes when -1, or when the data
+        has fewer), times ``eval.evals_per_ep``.
+    """
+    baselines = config.habitat_baselines
+    wanted = int(baselines.test_episode_count)
+    available = sum(-1 if n is None else int(n) for n in episodes_per_env)
+    if wanted == -1 or 1 < available < wanted:
+        wanted = available
+    return wanted * int(baselines.eval.evals_per_ep)
+
+
+def header_line(checkpoint: str, episodes: int) -> str:
+    """The line :data:`HEADER` matches."""
+    return f"habitat_ver: evaluating {checkpoint} on {episodes} episode(s)"
