@@ -153,9 +153,20 @@ def _download_to(data_path: Optional[str], uids: List[str]) -> str:
     return f"python -m {DOWNLOAD_MODULE} --uids {unique} --data-path {data_path}"
 
 
-def describe_missing(missing: List[MissingData]) -> str:
-    """One line: the missing folders, what they are, and the command."""
-    folders = []
+def describe_missing(missing: List[MissingData], reads_generated: bool = False) -> str:
+    """One line: what is missing, what it is, and what makes or fetches it.
+
+    A download whose folder is there but lacks a file names the file (the
+    robot folder is there, its URDF is not), not the whole download.  Where
+    the data root holds what ``make_hab_dataset`` made and the config reads
+    HAB's downloads, the line says to add ``hab_data=generated``.
+
+    Args:
+        missing: :func:`missing_hab_data`'s list.
+        reads_generated: the config reads make_hab_dataset's data (``hab_data=generated``).
+    """
+    parts: List[str] = []
+    fetch = []
     generated = False
     for m in missing:
         made_by_us = _generated_folder(m.path)
@@ -164,17 +175,53 @@ def describe_missing(missing: List[MissingData]) -> str:
             text = f"{made_by_us[0]}/ ({made_by_us[1]})"
         elif m.uid is None:
             text = f"{m.path} ({m.key}; no known download)"
+        elif os.path.isdir(m.folder):
+            text = _file_missing_from(m)
         else:
             text = f"{m.folder}/ ({DATA_SOURCES[m.uid][1]}, uid {m.uid})"
-        if text not in folders:
-            folders.append(text)
-    line = f"rearrangement data is missing (relative to {os.getcwd()}): {', '.join(folders)}"
-    command = download_command([m for m in missing if _generated_folder(m.path) is None])
+            fetch.append(m)
+        if text not in parts:
+            parts.append(text)
+    line = f"rearrangement data is missing (relative to {os.getcwd()}): {', '.join(parts)}"
+    ours = None if generated or reads_generated else _generated_data_beside(missing)
+    if ours is not None:
+        line += (
+            f"; {ours} holds the apartment and episodes make_hab_dataset made: add "
+            "`hab_data=generated` to the command to use them"
+        )
+    command = download_command(fetch)
     if command is not None:
-        line += f"; fetch it with `{command}`"
+        fetch_it = "or fetch HAB's downloads" if ours else "fetch it"
+        line += f"; {fetch_it} with `{command}`"
     if generated:
         line += f"; make ours with `{GENERATOR}` in the folder that holds data/ (docs/HAB.md)"
     return line
+
+
+def _file_missing_from(m: MissingData) -> str:
+    """A file missing from a download folder that is there."""
+    assert m.uid is not None
+    what = DATA_SOURCES[m.uid][1]
+    if os.path.islink(m.folder):  # make_hab_dataset links the assets' copy
+        return (
+            f"{m.path} ({m.key}): the {what} folder {m.folder}/ is there (a link to "
+            f"{os.path.realpath(m.folder)}) but this file is not; restore it there"
+        )
+    return (
+        f"{m.path} ({m.key}): the {what} folder {m.folder}/ is there but this file is not; "
+        f"download it again with `{_download_to(m.data_path, [m.uid])}`"
+    )
+
+
+def _generated_data_beside(missing: List[MissingData]) -> Optional[str]:
+    """The data root (``data/``) of the missing downloads where it holds
+    make_hab_dataset's apartment and episodes, else None."""
+    roots = dict.fromkeys(m.data_path for m in missing if m.data_path is not None)
+    for root in roots:
+        assert root is not None
+        if all(os.path.isdir(os.path.join(root, folder)) for folder in GENERATED):
+            return root
+    return None
 
 
 def _generated_folder(path: str) -> Optional[Tuple[str, str]]:
@@ -200,7 +247,8 @@ def check_hab_data(config: Any) -> None:
         return
     missing = missing_hab_data(config)
     if missing:
-        raise HabitatDataMissingError(describe_missing(missing))
+        reads_generated = any(_generated_folder(path) for _, path in needed_paths(config))
+        raise HabitatDataMissingError(describe_missing(missing, reads_generated))
     check_hab_files(config)
 
 

@@ -308,3 +308,62 @@ def test_an_object_whose_config_is_nowhere_is_named(tmp_path, monkeypatch):
     assert "replica_cad/configs/objects" in str(raised.value)
     (objects / "plate.object_config.json").write_text("{}")
     check_hab_data(config)  # every object found
+
+
+def test_missing_hab_data_beside_our_generated_data_says_hab_data_generated(tmp_path, monkeypatch):
+    # make_hab_dataset ran here (it links replica_cad/ and robots/hab_fetch/),
+    # and the command left out hab_data=generated.
+    monkeypatch.chdir(tmp_path)
+    for folder in ("data/hab_ver", "data/datasets/hab_ver/v1", "data/replica_cad"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "data/robots/hab_fetch/robots").mkdir(parents=True)
+    (tmp_path / "data/robots/hab_fetch/robots/hab_suction.urdf").write_text("<robot/>")
+    with pytest.raises(HabitatDataMissingError) as raised:
+        check_hab_data(get_config("rearrange/ver_pick"))
+    assert str(raised.value) == (
+        f"rearrangement data is missing (relative to {tmp_path}): "
+        "data/datasets/replica_cad/rearrange/ (HAB rearrangement episodes, uid "
+        "rearrange_dataset_v2), data/objects/ycb/ (YCB objects, uid ycb); data/ holds the "
+        "apartment and episodes make_hab_dataset made: add `hab_data=generated` to the "
+        "command to use them; or fetch HAB's downloads with `python -m "
+        "habitat_sim.utils.datasets_download --uids rearrange_dataset_v2 ycb --data-path data/`"
+    )
+
+
+def test_a_file_missing_from_a_linked_robot_folder_is_named_not_the_folder(tmp_path, monkeypatch):
+    # make_hab_dataset's data/robots/hab_fetch is a link to the assets' copy;
+    # hab_suction.urdf was deleted there.  It was reported as the whole Fetch
+    # folder missing, with a hub download command.
+    monkeypatch.chdir(tmp_path)
+    scene = "data/hab_ver/hab_ver.scene_dataset_config.json"
+    _generated_tree(tmp_path, episodes=_episodes(scene))
+    (tmp_path / scene).write_text("{}")
+    assets = tmp_path / "assets" / "robots"
+    assets.mkdir(parents=True)
+    (tmp_path / "data/robots/hab_fetch").rename(assets / "hab_fetch")
+    (tmp_path / "data/robots/hab_fetch").symlink_to(assets / "hab_fetch")
+    (assets / "hab_fetch/robots/hab_suction.urdf").unlink()
+    with pytest.raises(HabitatDataMissingError) as raised:
+        check_hab_data(get_config("rearrange/ver_pick", ["hab_data=generated"]))
+    assert str(raised.value) == (
+        f"rearrangement data is missing (relative to {tmp_path}): "
+        "data/robots/hab_fetch/robots/hab_suction.urdf "
+        "(habitat.simulator.agents.main_agent.articulated_agent_urdf): the Fetch robot folder "
+        f"data/robots/hab_fetch/ is there (a link to {assets / 'hab_fetch'}) but this file is "
+        "not; restore it there"
+    )
+
+
+def test_a_file_missing_from_a_downloaded_folder_is_named_with_its_download(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = get_config("rearrange/ver_open_fridge")
+    _make_data(tmp_path, config)
+    os.remove("data/robots/hab_fetch/robots/hab_suction.urdf")
+    with pytest.raises(HabitatDataMissingError) as raised:
+        check_hab_data(config)
+    assert str(raised.value).endswith(
+        ": data/robots/hab_fetch/robots/hab_suction.urdf "
+        "(habitat.simulator.agents.main_agent.articulated_agent_urdf): the Fetch robot folder "
+        "data/robots/hab_fetch/ is there but this file is not; download it again with "
+        "`python -m habitat_sim.utils.datasets_download --uids hab_fetch --data-path data/`"
+    )
