@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from habitat_ver.common import noise_filter
 from habitat_ver.tools import hab_scene
 from habitat_ver.tools import make_hab_dataset as tool
 from tests.sim.conftest import REPO, run_real
@@ -69,6 +70,9 @@ def hab_run_dir(tmp_path_factory):
         cwd=run_dir,
     )
     assert made.returncode == 0, made.stderr[-4000:]
+    # What a user sees, for test_make_hab_dataset_says_what_it_made.
+    (run_dir / "make_hab_dataset.stdout").write_text(made.stdout)
+    (run_dir / "make_hab_dataset.stderr").write_text(made.stderr)
     return run_dir
 
 
@@ -137,6 +141,8 @@ def test_ver_pick_trains_through_habitat_baselines_run(hab_run_dir):
         cwd=hab_run_dir,
     )
     assert run.returncode == 0, run.stderr[-4000:]
+    _assert_one_screen(run.stdout + run.stderr, out.relative_to(hab_run_dir))
+    assert (out / "config.yaml").is_file()
     checkpoint = torch.load(out / "ckpt" / "latest.pth", map_location="cpu", weights_only=False)
     assert checkpoint["config"]["habitat_baselines"]["rl"]["policy"]["main_agent"]["name"] == (
         "VERPolicy"
@@ -147,6 +153,59 @@ def test_ver_pick_trains_through_habitat_baselines_run(hab_run_dir):
     assert weights["net.state_encoder.rnn.rnn.weight_hh_l1"].shape == (4 * 512, 512)
     resume = torch.load(out / "ckpt" / "resume-state.pth", weights_only=False)["requeue_stats"]
     assert resume["num_updates_done"] == 2 and resume["num_steps_done"] == 2 * T
+
+
+# What habitat-baselines prints while it imports habitat-lab, before our plugin
+# (and the noise filter) is loaded: gym's banner and Magnum's plugin notices.
+BEFORE_OUR_PLUGIN = 3 + 6
+
+
+def _assert_one_screen(console, out):
+    """The console of a short ver_pick run (1 env) on the real simulator:
+    no config dump, no third-party noise but one summary line, the first
+    update's lines although log_interval is 10, nothing glued to the bar.
+
+    Args:
+        out: the run's folder, relative to the folder the run started in.
+    """
+    lines = console.replace("\r", "\n").splitlines()
+    shown = [line for line in lines if line.strip() and "%|" not in line]
+    assert len(shown) <= 30, "\n".join(shown)  # the config dump alone was ~450 lines
+    assert len([ln for ln in lines if "PluginManager" in ln or "Gymnasium" in ln]) <= (
+        BEFORE_OUR_PLUGIN
+    )
+    assert [ln for ln in lines if "registration is aborted" in ln] == [
+        next(n.summary for n in noise_filter.NOISE if n.summary)
+    ]
+    assert "config: habitat:" not in console and "Renderer: llvmpipe" not in console
+    assert "initializing sim" not in console and "semantic annotations" not in console
+    assert console.count(f"habitat_ver: the run's config is in {out}/config.yaml\n") == 1
+    # SHORT_RUN: 2 updates, the config's log_interval (10).
+    assert len(re.findall(r"\d update: 1\tsteps: ", console)) == 1
+    # A log line never starts on the progress bar's line.
+    for line in console.split("\n"):
+        visible = line.rsplit("\r", 1)[-1]
+        assert "%|" not in visible or "habitat_ver" not in visible, line
+
+
+def test_make_hab_dataset_says_what_it_made(hab_run_dir):
+    # One line per episode file, the scene, the navmesh, the log, the total;
+    # 8,832 lines before (habitat-lab's generator log, habitat-sim's errors).
+    lines = (hab_run_dir / "make_hab_dataset.stdout").read_text().splitlines()
+    assert (hab_run_dir / "make_hab_dataset.stderr").read_text() == ""
+    log = f"data/{tool.LOG_FILE}"
+    assert lines[0] == f"{tool.COMMAND}: habitat-lab's and habitat-sim's output goes to {log}"
+    assert lines[1].startswith("scene: data/hab_ver: ") and lines[2].startswith("navmesh: ")
+    files = [
+        f"{s.name} {split}: {n} of {n} episodes ("
+        for s in tool.DATASETS
+        for split, n in (("train", TRAIN), ("val", VAL))
+    ]
+    assert [line[: len(f)] for line, f in zip(lines[3:-1], files)] == files
+    assert lines[-1] == f"{2 * len(tool.DATASETS)} episode files under data/{tool.EPISODES_SUBDIR}"
+    assert len(lines) == 4 + 2 * len(tool.DATASETS)
+    text = (hab_run_dir / log).read_text()
+    assert "registration is aborted" in text and "Successfully sampled" in text
 
 
 def test_every_skill_config_trains_two_updates(hab_run_dir):
