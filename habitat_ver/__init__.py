@@ -6,15 +6,15 @@ habitat-sim, keeps its CPU renderer loadable: :mod:`habitat_ver.compat.native_li
 and registers every trainer, storage, updater and policy with habitat-baselines'
 registry (see :mod:`habitat_ver.registration`).  Where the interpreter runs
 one of our command lines or ``habitat_baselines.run``, it also keeps known
-third-party noise off the console (:mod:`habitat_ver.common.noise_filter`).
+third-party noise off the console (:mod:`habitat_ver.common.filtered_console`).
 Nothing else runs at import.
 """
 
-from habitat_ver.common import noise_filter as _noise_filter
+from habitat_ver.common import filtered_console as _filtered_console
 
 # Only under our command lines and habitat_baselines.run: known third-party
 # noise off the console, before habitat-lab's imports print any.
-_noise_filter.filter_command_line_noise()
+_filtered_console.filter_command_line_noise()
 
 from habitat_ver.compat import versions as _versions  # noqa: E402
 

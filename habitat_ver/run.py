@@ -29,7 +29,7 @@ from habitat_baselines.config.default_structured_configs import (
 from hydra.errors import HydraException, OverrideParseException
 from omegaconf.errors import OmegaConfBaseException
 
-from habitat_ver.common import noise_filter
+from habitat_ver.common import filtered_console
 from habitat_ver.common.atomic import FileWriteError
 from habitat_ver.common.checkpoint import (
     CheckpointsWithoutResumeStateError,
@@ -136,7 +136,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     """Entry point of ``python -m habitat_ver.run`` and ``habitat-ver-run``."""
     # Started at `import habitat_ver` where Python says how it was started
     # (3.10+); on 3.9 from here (a no-op when filtering already, or in-process).
-    noise_filter.filter_command_line_noise()
+    filtered_console.filter_command_line_noise()
     if argv is not None:
         sys.argv = [sys.argv[0], *argv]
     named = any(a.startswith(("--config-name", "-cn")) for a in sys.argv[1:])

@@ -13,59 +13,40 @@ habitat-sim and Magnum write from C++ straight to file descriptor 2, so
 filtering ``sys.stderr`` would miss them, and their log-level switches cannot
 help with all of it: ``HABITAT_SIM_LOG`` has no level above ``error`` (0.3.3's
 ``esp/core/Logging.h``), and ``MAGNUM_LOG=quiet`` silences the GL context
-report but not the plugin manager.  So :func:`filter_command_line_noise`
-(called by ``import habitat_ver``, only where the interpreter runs one of
-our command lines or ``habitat_baselines.run``):
+report but not the plugin manager.  So a run's descriptor 2, which its env
+workers inherit, is a pipe read by a small process running this file (the
+standard library only): :mod:`habitat_ver.common.filtered_console` starts it.
 
-* sets ``MAGNUM_LOG=quiet`` unless it is set (the GL report, on stdout);
-* points descriptor 2 of this process at a pipe read by a small filter
-  process (this file, run with the standard library only).  Processes started
-  later (the forkserver, env workers) inherit the descriptor, so their output
-  is filtered too, once, by the same filter.
-
-The filter drops the lines of :data:`NOISE`, prints one line the first time it
-drops a kind that has a ``summary`` (habitat-sim's errors), and passes
-everything else on as it arrives: whole lines at once, a line still open when
-it holds a carriage return (a progress bar) at once, any other unfinished line
-after :data:`IDLE_FLUSH_SECONDS`.  A line that arrives while a progress bar
-holds the console's last line open starts on a new line.  The filter holds
-only the pipe's read end: whatever a process wrote before it died (a crash
-message included) is still read and printed, and the filter exits once the
-last writer has closed (the run and all its workers).  It ignores stop
-signals; the run waits for it at exit.
-
-``HABITAT_VER_SHOW_NOISE=1`` turns all of this off.  Under
-``python -m habitat_baselines.run`` the lines printed while habitat-baselines
-imports habitat-lab (gym's banner, Magnum's plugin notices: 9 lines) come
-before our Hydra plugin is loaded and stay; ``habitat_ver.run`` and our tools
-have none.
+The filter drops the lines of :data:`NOISE` and cuts its C++ pieces out of
+lines other processes wrote into, prints one line the first time it drops a
+kind that has a ``summary`` (habitat-sim's errors), and passes everything else
+on as it arrives: whole lines at once, a line still open when it holds a
+carriage return (a progress bar) at once, any other unfinished line after
+:data:`IDLE_FLUSH_SECONDS`.  A line that arrives while a progress bar holds the
+console's last line open starts on a new line.  The filter holds only the
+pipe's read end: whatever a process wrote before it died (a crash message
+included) is still read and printed, and it exits once the last writer has
+closed (the run and all its workers).  It ignores stop signals and runs at
+idle CPU priority (:func:`_never_preempt_writers`); after each :data:`SYNC`
+line it answers on the descriptor given as its argument.
 """
 
-import atexit
 import os
 import re
 import select
 import signal
-import subprocess
 import sys
 from typing import BinaryIO, List, NamedTuple, Optional, Pattern, Set, Tuple
 
+# Named in the summary line; read by habitat_ver.common.filtered_console.
 SHOW_ENV_VAR = "HABITAT_VER_SHOW_NOISE"
-# Set to the identity of the filtered descriptor ("<device>:<inode>"): a
-# process whose stderr is that pipe is filtered already.
-FILTERED_ENV_VAR = "HABITAT_VER_NOISE_FILTERED"
-# Command lines whose console is filtered: ``python -m <module>``.
-COMMAND_MODULES = ("habitat_ver.run", "habitat_baselines.run")
-COMMAND_PACKAGES = ("habitat_ver.tools.",)
-CONSOLE_SCRIPTS = ("habitat-ver-run",)
 # An unfinished line without a carriage return (a prompt, a write split in
 # two) is passed on after this long without more input.
 IDLE_FLUSH_SECONDS = 0.5
-# At exit the run writes this line and waits, at most EXIT_WAIT_SECONDS, for
-# the filter to say it printed everything before it (not EOF: the forkserver
-# and other children may keep the pipe open after the run's last line).
+# At exit the run writes this line and waits for the filter to say it printed
+# everything before it (not EOF: the forkserver and other children may keep
+# the pipe open after the run's last line).
 SYNC = b"\x00habitat_ver noise filter: sync"
-EXIT_WAIT_SECONDS = 5.0
 
 
 class Noise(NamedTuple):
@@ -284,149 +265,6 @@ def run_filter(source: int, sink: BinaryIO, ack: Optional[int] = None) -> None:
         answered = state.syncs
         if ready and not data:
             return  # end of input: every writer has closed
-
-
-# ------------------------------------------------------------- the run's side
-def command_module() -> Optional[str]:
-    """The module of ``python -m <module>`` (or the console script's name)
-    this interpreter runs, if it was started that way."""
-    argv = list(getattr(sys, "orig_argv", []) or [])
-    options = iter(argv[1:])
-    for arg in options:
-        if arg == "-m":
-            return next(options, None)
-        if arg.startswith("-m"):
-            return arg[2:]
-        if arg.startswith("-c"):
-            return None
-        if arg in ("-W", "-X", "--check-hash-based-pycs"):
-            next(options, None)  # the option's value
-        elif not arg.startswith("-"):  # a script
-            return os.path.basename(arg)
-    # Python 3.9 has no orig_argv: the running __main__ module, once it runs.
-    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    return spec.name if spec is not None else None
-
-
-def is_filtered_command(module: Optional[str]) -> bool:
-    """Whether ``module`` (see :func:`command_module`) is a command line
-    whose console is filtered."""
-    if module is None:
-        return False
-    return (
-        module in COMMAND_MODULES
-        or module.startswith(COMMAND_PACKAGES)
-        or module in CONSOLE_SCRIPTS
-    )
-
-
-def _descriptor_id(fd: int) -> str:
-    stat = os.fstat(fd)
-    return f"{stat.st_dev}:{stat.st_ino}"
-
-
-def filtering() -> bool:
-    """Whether this process's stderr goes through a noise filter."""
-    try:
-        return os.environ.get(FILTERED_ENV_VAR) == _descriptor_id(2)
-    except OSError:
-        return False
-
-
-def filter_command_line_noise() -> bool:
-    """Filter this process's console (see the module docstring) when the
-    interpreter runs one of our command lines or ``habitat_baselines.run``.
-
-    Returns:
-        True when this call started a filter.
-    """
-    if not is_filtered_command(command_module()):
-        return False
-    return install()
-
-
-def install() -> bool:
-    """Route descriptor 2 of this process (and of every process it starts
-    later) through a filter process; set ``MAGNUM_LOG=quiet`` unless set.
-    A no-op where ``HABITAT_VER_SHOW_NOISE=1`` or already filtered.
-
-    Returns:
-        True when a filter was started.
-    """
-    global _FILTER
-    if os.environ.get(SHOW_ENV_VAR, "") not in ("", "0") or filtering():
-        return False
-    try:
-        original = os.dup(2)
-    except OSError:  # no stderr at all
-        return False
-    os.environ.setdefault("MAGNUM_LOG", "quiet")
-    _keep_terminal_size(original)
-    read_end, write_end = os.pipe()
-    ack_read, ack_write = os.pipe()
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-I", "-S", os.path.abspath(__file__), str(ack_write)],
-            stdin=read_end,
-            stdout=original,
-            stderr=original,
-            pass_fds=(ack_write,),
-            cwd="/",  # never keeps a run's folder busy
-            start_new_session=True,  # a terminal's Ctrl-C is for the run
-        )
-    except OSError:
-        for fd in (read_end, write_end, ack_read, ack_write, original):
-            os.close(fd)
-        return False
-    for fd in (read_end, ack_write):
-        os.close(fd)
-    sys.stderr.flush()
-    os.dup2(write_end, 2)
-    os.close(write_end)
-    os.environ[FILTERED_ENV_VAR] = _descriptor_id(2)
-    _FILTER = _Filter(process, os.getpid(), original, ack_read)
-    atexit.register(_restore_at_exit)
-    return True
-
-
-class _Filter(NamedTuple):
-    process: subprocess.Popen
-    installed_by: int  # the pid that installed it (a forked child's atexit skips)
-    original_stderr: int
-    ack: int
-
-
-_FILTER: Optional[_Filter] = None
-
-
-def _keep_terminal_size(fd: int) -> None:
-    """Progress bars size themselves from their descriptor's terminal, which
-    a pipe is not; tqdm then reads COLUMNS and LINES."""
-    try:
-        size = os.get_terminal_size(fd)
-    except OSError:
-        return
-    os.environ.setdefault("COLUMNS", str(size.columns))
-    os.environ.setdefault("LINES", str(size.lines))
-
-
-def _restore_at_exit() -> None:
-    """At exit: wait until the filter has printed everything this process
-    wrote (:data:`SYNC`), then point stderr at the console again."""
-    global _FILTER
-    if _FILTER is None or os.getpid() != _FILTER.installed_by:
-        return
-    try:
-        sys.stderr.flush()
-        os.write(2, SYNC + b"\n")
-        ready, _, _ = select.select([_FILTER.ack], [], [], EXIT_WAIT_SECONDS)
-        if ready:
-            os.read(_FILTER.ack, 64)
-    except (OSError, ValueError):
-        pass  # the filter is gone: nothing to wait for
-    os.dup2(_FILTER.original_stderr, 2)
-    os.environ.pop(FILTERED_ENV_VAR, None)
-    _FILTER = None
 
 
 def _never_preempt_writers() -> None:

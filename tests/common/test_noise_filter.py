@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from habitat_ver.common import noise_filter
+from habitat_ver.common import filtered_console, noise_filter
 from habitat_ver.common.noise_filter import SYNC, LineFilter, classify
 
 # Lines copied from a `rearrange/ver_pick hab_data=generated` run and from
@@ -52,7 +52,7 @@ KEPT = [
     "PluginManager::Manager: cannot load plugin GltfImporter",
     "2026-11-27 11:54:38,500 Initializing dataset RearrangeDataset-v0 failed: no file",
 ]
-NOISE_FILE = Path(noise_filter.__file__)
+REPO = Path(__file__).resolve().parents[2]
 # The one line that stands for habitat-sim's missing-mesh errors.
 (SUMMARY,) = [noise.summary for noise in noise_filter.NOISE if noise.summary]
 
@@ -139,21 +139,26 @@ def test_an_unfinished_line_is_kept_until_it_ends_or_the_pipe_idles():
 )
 def test_which_command_lines_are_filtered(monkeypatch, argv, module, filtered):
     monkeypatch.setattr(sys, "orig_argv", argv, raising=False)
-    found = noise_filter.command_module()
+    found = filtered_console.command_module()
     if module is not None:
         assert found == module
-    assert noise_filter.is_filtered_command(found) == bool(filtered)
+    assert filtered_console.is_filtered_command(found) == bool(filtered)
 
 
 # A process that installs the filter, then writes as a run does: Python and
 # C-level writes, and a child process's, noise and lines that matter.
 CHILD = textwrap.dedent(
     """
-    import importlib.util, os, subprocess, sys
-    spec = importlib.util.spec_from_file_location("noise_filter", sys.argv[1])
-    noise_filter = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(noise_filter)
-    assert noise_filter.install()
+    import importlib.util, os, subprocess, sys, types
+    # The two modules alone: habitat_ver's __init__ would import habitat-lab.
+    for package in ("habitat_ver", "habitat_ver.common"):
+        sys.modules[package] = types.ModuleType(package)
+    for name in ("noise_filter", "filtered_console"):
+        path = os.path.join(sys.argv[1], "habitat_ver", "common", name + ".py")
+        spec = importlib.util.spec_from_file_location("habitat_ver.common." + name, path)
+        module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    assert module.install()
     print(os.environ["MAGNUM_LOG"], flush=True)
     print("Gym has been unmaintained since 2022 and does not support NumPy 2.0", file=sys.stderr)
     os.write(2, b"PluginManager::Manager: duplicate static plugin GltfImporter, ignoring\\n")
@@ -172,7 +177,7 @@ def test_a_filtered_process_and_its_children_keep_only_what_matters(tmp_path, en
     script.write_text(CHILD)
     with open(tmp_path / "stderr.txt", "wb") as stderr:
         done = subprocess.run(
-            [sys.executable, str(script), str(NOISE_FILE), MESH_ERROR, ending],
+            [sys.executable, str(script), str(REPO), MESH_ERROR, ending],
             stdout=subprocess.PIPE,
             stderr=stderr,
             env={"PATH": "/usr/bin:/bin"},
@@ -197,7 +202,7 @@ def test_a_filtered_process_and_its_children_keep_only_what_matters(tmp_path, en
 
 def test_show_noise_turns_it_off(monkeypatch):
     monkeypatch.setenv(noise_filter.SHOW_ENV_VAR, "1")
-    assert noise_filter.install() is False
+    assert filtered_console.install() is False
 
 
 # Excerpts of a 16-env start-up through a pipe (HABITAT_VER_SHOW_NOISE=1 | cat):
