@@ -10,7 +10,7 @@ One vocabulary for TensorBoard and the text log, in two namespaces:
   and where they apply ``learner/is_weight/{min,mean,max}`` (ver),
   ``learner/vtrace_rho_mean`` (appo), ``learner/aux/<loss>/<key>``.
 * ``system/...``: how the data was made -- :data:`SPS`, :data:`COLLECT_SECONDS`,
-  :data:`LEARN_SECONDS`, :data:`COLLECT_IDLE_CORES`, ``system/stale_fraction`` (ver),
+  :data:`LEARN_SECONDS`, :data:`COLLECT_SPARE_CORES`, ``system/stale_fraction`` (ver),
   ``system/policy_lag/{min,mean,max}`` (ver, appo),
   ``system/dropped_trajectories`` (appo), ``system/ver_preemption_steps``
   (ver, multi-rank: the fresh steps per rank planned for the *next* rollout,
@@ -33,7 +33,7 @@ reward window), ``metrics/<info key>`` (episode metrics), the evaluator's
 """
 
 __all__ = [
-    "COLLECT_IDLE_CORES",
+    "COLLECT_SPARE_CORES",
     "COLLECT_SECONDS",
     "LEARN_SECONDS",
     "LEARNER_THREADS",
@@ -49,9 +49,9 @@ SPS = "system/sps"
 # Seconds the last update spent in collection and in learning.
 COLLECT_SECONDS = "system/collect_seconds"
 LEARN_SECONDS = "system/learn_seconds"
-# The machine's idle cores, on average, while the last rollout was collected
-# (habitat_ver/system/machine_idle.py; absent without /proc/stat).
-COLLECT_IDLE_CORES = "system/collect_idle_cores"
+# The cores the run left unused, on average, while the last rollout was
+# collected (habitat_ver/system/spare_cores.py; absent without /proc).
+COLLECT_SPARE_CORES = "system/collect_spare_cores"
 # Torch threads the last update learnt on (habitat_ver/common/learner_threads.py).
 LEARNER_THREADS = "system/learner_threads"
 

@@ -127,6 +127,10 @@ class WorkerProcessPool:
         workers ignore SIGTERM."""
         atexit.register(self.close)
 
+    def worker_pids(self) -> List[int]:
+        """Process ids of the pool's workers (none when it runs in-process)."""
+        return [process.pid for process in self._processes]
+
     def _spawn(
         self, context: Any, target: Callable[..., None], args: Tuple[Any, ...], name: str
     ) -> Any:

@@ -35,7 +35,7 @@ from habitat_baselines.rl.ppo.ppo_trainer import get_device
 from habitat_ver.compat.sim_api import bridge_sim_api
 from habitat_ver.common.learner_threads import LearnerThreads
 from habitat_ver.common.log_keys import (
-    COLLECT_IDLE_CORES,
+    COLLECT_SPARE_CORES,
     COLLECT_SECONDS,
     LEARN_SECONDS,
     LEARNER_THREADS,
@@ -65,7 +65,7 @@ from habitat_ver.distributed.preemption_rule import (
 )
 from habitat_ver.system import stop_signals
 from habitat_ver.system.env_pool import EnvPool, SharedBufferPool
-from habitat_ver.system.machine_idle import IdleCores
+from habitat_ver.system.spare_cores import SpareCores
 from habitat_ver.trainers.checkpointing import CheckpointingTrainer
 from habitat_ver.trainers.config_file import upstream_config_dump_dropped, write_config_file
 from habitat_ver.trainers.eval_header import header_line, planned_episodes
@@ -145,7 +145,8 @@ class HabitatVerTrainer(CheckpointingTrainer):
         # Multi-rank: a stop signal on any rank, agreed in the last all-reduce.
         self._stop_agreed = False
         self._collect_seconds = 0.0  # of the rollout being learnt
-        self._collect_idle = IdleCores()  # the machine's idle cores meanwhile
+        # The cores the run left unused meanwhile.
+        self._collect_spare = SpareCores(self._worker_pids)
         self._learn_seconds = 0.0  # of the last update
         self._learner_threads = LearnerThreads(learner_num_threads(self.config))
         # Evaluation: the config the checkpoint is evaluated with (set by
@@ -378,14 +379,20 @@ class HabitatVerTrainer(CheckpointingTrainer):
         losses.update(self._preemption.end_update(self.num_updates_done))
         losses[LEARNER_THREADS] = float(self._learner_threads.last_threads)
         losses[COLLECT_SECONDS] = self._collect_seconds
-        if self._collect_idle.last is not None:
-            losses[COLLECT_IDLE_CORES] = self._collect_idle.last
+        if self._collect_spare.last is not None:
+            losses[COLLECT_SPARE_CORES] = self._collect_spare.last
         self._after_learning()
         self.num_updates_done += 1
         return self._coalesce_post_step(losses, steps)
 
     def _after_learning(self) -> None:
         """Hook: runs after each update's learning, before the all-reduce."""
+
+    def _worker_pids(self) -> List[int]:
+        """The env worker processes whose CPU counts as the run's (none
+        where the env pool does not say)."""
+        pids = getattr(self.envs, "worker_pids", None)
+        return list(pids()) if pids is not None else []
 
     def window_reward(self) -> Optional[float]:
         """Mean return of the episodes finished within the reward window."""
@@ -497,10 +504,10 @@ class HabitatVerTrainer(CheckpointingTrainer):
                 requeue.requeue()
                 return True
             start = time.monotonic()
-            self._collect_idle.start()
+            self._collect_spare.start()
             steps = self._collect_rollout()
             self._collect_seconds = time.monotonic() - start
-            self._collect_idle.stop()
+            self._collect_spare.stop()
             losses = self._learn(steps)
             self._training_log(writer, losses, self._prev_time)
             self._maybe_checkpoint()

@@ -266,13 +266,11 @@ class VERTrainer(HabitatVerTrainer):
         """``overlap_rollouts_and_learn``: True, False, or ``auto``'s choice
         from the latest wall times (the trainer's wait for this rollout and
         the last update's learning; none yet in a run's first update: off)
-        and the cores that sat idle during that wait."""
+        and the cores the run left unused during that wait."""
         setting = self.config.habitat_baselines.rl.ver.overlap_rollouts_and_learn
         if setting != AUTO:
             return bool(setting)
-        return auto_overlaps(
-            self._last_learn_time, self._collect_seconds, self._collect_idle.last
-        )
+        return auto_overlaps(self._last_learn_time, self._collect_seconds, self._collect_spare.last)
 
     def _update_agent(self) -> Dict[str, float]:
         assert self._collector is not None, "_init_train builds the collector"

@@ -57,7 +57,8 @@ def test_short_run_collects_t_times_n_steps_per_rollout(out_dir):
 
 def test_auto_overlap_follows_its_rule_update_by_update(out_dir, monkeypatch):
     """overlap_rollouts_and_learn=auto: each update asks the rule with the last
-    learning time, this rollout's wait and the idle cores meanwhile, and does
+    learning time, this rollout's wait and the cores the run left unused
+    meanwhile, and does
     what it says; switching overlap on and off between updates loses no step."""
     import os
 
@@ -65,9 +66,9 @@ def test_auto_overlap_follows_its_rule_update_by_update(out_dir, monkeypatch):
 
     asked = []
 
-    def every_other(learn_s, collect_s, idle_cores):
+    def every_other(learn_s, collect_s, spare_cores):
         asked.append((learn_s, collect_s))
-        assert 0.0 <= idle_cores <= os.cpu_count()
+        assert 0.0 <= spare_cores <= os.cpu_count()
         return len(asked) % 2 == 0
 
     monkeypatch.setattr(ver_module, "auto_overlaps", every_other)
@@ -82,30 +83,30 @@ def test_auto_overlap_follows_its_rule_update_by_update(out_dir, monkeypatch):
     assert [sum(c) for c in trainer.env_steps_per_rollout] == [T * N] * 5
     scalars = tensorboard_scalars(out_dir / "tb")
     assert scalars["system/overlap"] == [0.0, 1.0, 0.0, 1.0, 0.0]
-    idle = scalars["system/collect_idle_cores"]
-    assert len(idle) == 5 and all(0.0 <= cores <= os.cpu_count() for cores in idle)
+    spare = scalars["system/collect_spare_cores"]
+    assert len(spare) == 5 and all(0.0 <= cores <= os.cpu_count() for cores in spare)
 
 
 @pytest.mark.parametrize(
-    "learn_s, collect_s, idle_cores, overlaps",
+    "learn_s, collect_s, spare_cores, overlaps",
     [
-        # Unknown idle cores: the times alone decide (learning >= 1/4 of the update).
+        # Unknown spare cores: the times alone decide (learning >= 1/4 of the update).
         (1.0, 3.0, None, True),
         (0.99, 3.01, None, False),
         (3.0, 0.0, None, True),
         (0.0, 0.0, None, False),
-        # Collection kept the cores busy: learning beside it would take them.
+        # The run's collection kept the cores busy: learning beside it would take them.
         (1.0, 3.0, 0.49, False),
         (1.0, 3.0, 0.5, True),
         (0.99, 3.01, 1.5, False),
     ],
 )
-def test_auto_overlaps_from_a_quarter_of_the_update_and_idle_cores(
-    learn_s, collect_s, idle_cores, overlaps
+def test_auto_overlaps_from_a_quarter_of_the_update_and_spare_cores(
+    learn_s, collect_s, spare_cores, overlaps
 ):
     from habitat_ver.config.ver_overlap import auto_overlaps
 
-    assert auto_overlaps(learn_s, collect_s, idle_cores) is overlaps
+    assert auto_overlaps(learn_s, collect_s, spare_cores) is overlaps
 
 
 def test_nover_takes_exactly_t_steps_from_every_env(out_dir):
