@@ -15,7 +15,7 @@ Read from ``/proc``; None elsewhere.
 
 import os
 import time
-from typing import Callable, Iterable, List, Optional, Sequence
+from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -62,11 +62,11 @@ class SpareCores:
     def __init__(self, worker_pids: Callable[[], Sequence[int]], cores: Optional[int] = None):
         self._worker_pids = worker_pids
         self.cores = cores or os.cpu_count() or 1
-        self._start: Optional[tuple] = None
+        self._start: Optional[Tuple[float, float]] = None
         # Spare cores over the last start..stop; None before one, or without /proc.
         self.last: Optional[float] = None
 
-    def _reading(self) -> Optional[tuple]:
+    def _reading(self) -> Optional[Tuple[float, float]]:
         if not os.path.isdir("/proc/self/task"):
             return None
         spent = time.process_time() + workers_cpu_seconds(self._worker_pids())
