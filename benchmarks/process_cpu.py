@@ -106,14 +106,14 @@ def _kind_of_process(pid: int, name: str, parent_kind: str, unnamed_workers: str
         return named
     if parent_kind in WORKER_KINDS:
         return parent_kind
+    if parent_kind == "forkserver":  # its children keep its command line
+        return unnamed_workers
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             cmdline = f.read().decode(errors="replace")
     except OSError:
         cmdline = ""
-    if _FORKSERVER_CMDLINE in cmdline:
-        return "forkserver"
-    return unnamed_workers if parent_kind == "forkserver" else "other"
+    return "forkserver" if _FORKSERVER_CMDLINE in cmdline else "other"
 
 
 @dataclass

@@ -27,6 +27,21 @@ def test_kinds_come_from_our_names():
     assert process_cpu.kind_of_name("python") is None
 
 
+def test_unnamed_processes_take_the_kind_of_where_they_stand():
+    kind = process_cpu._kind_of_process
+    # A forkserver child keeps the server's command line: it is a worker of
+    # the kind the caller names (upstream ver's inference workers), not a server.
+    assert kind(1, "python", "forkserver", "other_workers") == "other_workers"
+    assert kind(1, "python", "forkserver", "env_workers") == "env_workers"
+    # A worker's own child (ViZDoom's engine) is part of that worker.
+    assert kind(1, "vizdoom", "env_workers", "other_workers") == "env_workers"
+    assert kind(1, "vizdoom", "rollout_workers", "other_workers") == "rollout_workers"
+    # Named ones are what they say wherever they stand.
+    assert kind(1, "hv-env-3", "forkserver", "other_workers") == "env_workers"
+    # Below the trainer and not a forkserver: other (the resource tracker).
+    assert kind(999999999, "python", "trainer", "other_workers") == "other"
+
+
 def test_window_costs_on_hand_made_snapshots():
     # The trainer spends 1 CPU-s per wall second, each of two env workers
     # 0.25; a third worker starts at t=12 (absent before: it had spent
