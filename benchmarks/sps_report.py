@@ -327,6 +327,7 @@ def _plot_cpu(axis: Any, workloads: Dict[str, Any], systems: List[str], width: f
     ]
     colours = {k: f"C{i}" for i, k in enumerate(kinds)}
     labelled = set()
+    tallest = 0.0
     for i, system in enumerate(systems):
         for x, entry in enumerate(workloads.values()):
             cpu = entry["results"].get(system, {}).get("cpu")
@@ -335,13 +336,15 @@ def _plot_cpu(axis: Any, workloads: Dict[str, Any], systems: List[str], width: f
             base = 0.0
             for kind in kinds:
                 value = cpu["ms_per_step"].get(kind, 0.0)
-                label = None if kind in labelled or not value else kind
+                label = None if kind in labelled or value < 0.005 else kind
                 if label:
                     labelled.add(kind)
                 xs = x + i * width
                 axis.bar(xs, value, width, bottom=base, color=colours[kind], label=label)
                 base += value
             axis.text(xs, base, system, ha="center", va="bottom", fontsize=6, rotation=90)
+            tallest = max(tallest, base)
+    axis.set_ylim(0, 1.3 * tallest if tallest else 1.0)  # room for the system names
     axis.set_ylabel("CPU ms per env step (steady)")
     axis.legend(fontsize="small", ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
