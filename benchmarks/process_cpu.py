@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from habitat_ver.system import process_names
+from habitat_ver.system.spare_cores import stat_cpu_seconds as _cpu_seconds
 
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 TRAINER = "trainer"
 ENV_WORKERS = "env_workers"
 OTHER_WORKERS = "other_workers"
@@ -71,11 +71,6 @@ def _stat_fields(path: str) -> Optional[Tuple[str, List[str]]]:
         return None
     name = text[text.index("(") + 1 : text.rindex(")")]
     return name, text[text.rindex(")") + 2 :].split()
-
-
-def _cpu_seconds(fields: List[str]) -> float:
-    # Fields 14 and 15 of stat (utime, stime) are 12 and 13 after the name.
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def kind_of_name(name: str) -> Optional[str]:
@@ -137,12 +132,15 @@ def _machine_times() -> Tuple[float, float]:
     return total - idle, total
 
 
-def _trainer_cpu(root: int, snapshot: Snapshot) -> None:
-    """The run's own process: its named threads apart, the rest as trainer."""
+def _trainer_cpu(root: int, snapshot: Snapshot, named_threads: Readings) -> None:
+    """The run's own process: its named threads apart, the rest as trainer.
+
+    A thread's CPU stays in its process's total after the thread exits, so
+    a named thread seen before (``named_threads``, updated here) and gone now
+    keeps its last reading, and the trainer is not charged with it."""
     total = _stat_fields(f"/proc/{root}/stat")
     if total is None:
         return
-    rest = _cpu_seconds(total[1])
     try:
         tids = os.listdir(f"/proc/{root}/task")
     except OSError:
@@ -151,18 +149,22 @@ def _trainer_cpu(root: int, snapshot: Snapshot) -> None:
         stat = _stat_fields(f"/proc/{root}/task/{tid}/stat")
         kind = kind_of_name(stat[0]) if stat is not None else None
         if stat is not None and kind is not None:
-            seconds = _cpu_seconds(stat[1])
-            snapshot.cpu[(kind, int(tid))] = seconds
-            rest -= seconds
+            named_threads[(kind, int(tid))] = _cpu_seconds(stat[1])
+    snapshot.cpu.update(named_threads)
+    rest = _cpu_seconds(total[1]) - sum(named_threads.values())
     snapshot.cpu[(TRAINER, root)] = max(rest, 0.0)
 
 
-def take_snapshot(root: int, unnamed_workers: str = OTHER_WORKERS) -> Snapshot:
+def take_snapshot(
+    root: int, unnamed_workers: str = OTHER_WORKERS, named_threads: Optional[Readings] = None
+) -> Snapshot:
     """CPU of ``root``, its named threads and everything below it, now;
-    forkserver children with none of our names count as ``unnamed_workers``."""
+    forkserver children with none of our names count as ``unnamed_workers``.
+    ``named_threads``: the root's named threads seen so far (kept by a
+    sampler across snapshots, so that one which exited stays counted)."""
     snapshot = Snapshot(wall=time.time())
     snapshot.machine_busy, snapshot.machine_total = _machine_times()
-    _trainer_cpu(root, snapshot)
+    _trainer_cpu(root, snapshot, {} if named_threads is None else named_threads)
     children = _children_map()
     todo = [(root, TRAINER)]
     while todo:
@@ -201,6 +203,7 @@ class ProcessSampler:
         self.memory_period_s = memory_period_s
         self.snapshots: List[Snapshot] = []
         self.memory: List[Tuple[float, Dict[str, Dict[str, float]]]] = []
+        self._named_threads: Readings = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="process-sampler", daemon=True)
 
@@ -215,7 +218,7 @@ class ProcessSampler:
     def _run(self) -> None:
         next_memory = time.monotonic() + self.memory_period_s
         while not self._stop.is_set():
-            snapshot = take_snapshot(self.root, self.unnamed_workers)
+            snapshot = take_snapshot(self.root, self.unnamed_workers, self._named_threads)
             if snapshot.cpu:
                 self.snapshots.append(snapshot)
             if time.monotonic() >= next_memory and snapshot.cpu:

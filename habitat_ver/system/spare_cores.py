@@ -20,6 +20,12 @@ from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
+def stat_cpu_seconds(fields: Sequence[str]) -> float:
+    """utime + stime from the fields of a ``/proc/.../stat`` line after the
+    name (stat's fields 14 and 15 are 12 and 13 there)."""
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
 def _cpu_seconds(pid: int) -> float:
     """utime + stime of one process (0 once it is gone)."""
     try:
@@ -27,7 +33,7 @@ def _cpu_seconds(pid: int) -> float:
             fields = f.read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return stat_cpu_seconds(fields)
 
 
 def _children(pid: int) -> List[int]:

@@ -85,9 +85,10 @@ def test_a_window_outside_the_snapshots_is_refused():
 
 
 # A run's stand-in: the main thread idles, a thread named as APPO's policy
-# worker burns 1 CPU-second, a child named as an env worker too, and that
-# child's unnamed child 0.5 CPU-s.  (They name themselves as
-# name_this_thread does, without importing the package.)
+# worker burns 1 CPU-second and stays until the end, one named as the overlap
+# thread burns 1 CPU-s and exits at once, a child named as an env worker
+# burns 1 CPU-s, and that child's unnamed child 0.5 CPU-s.  (They name
+# themselves as name_this_thread does, without importing the package.)
 BURNER = textwrap.dedent(
     """
     import ctypes, subprocess, sys, threading, time
@@ -109,15 +110,26 @@ BURNER = textwrap.dedent(
         grandchild.wait()
         sys.exit()
 
+    done = threading.Event()
+
     def policy():
         name_this_thread("hv-policy")
         burn(1.0)
+        done.wait()  # alive until the end: the sampler sees all it spent
 
-    thread = threading.Thread(target=policy)
-    thread.start()
+    def overlap():
+        name_this_thread("hv-overlap")
+        burn(1.0)
+
+    threads = [threading.Thread(target=policy), threading.Thread(target=overlap)]
+    for thread in threads:
+        thread.start()
     child = subprocess.Popen([sys.executable, __file__, "child"])
-    thread.join()
     child.wait()
+    threads[1].join()
+    time.sleep(0.5)  # readings with the overlap thread gone, the process not
+    done.set()
+    threads[0].join()
     """
 )
 
@@ -135,6 +147,10 @@ def test_the_sampler_charges_named_threads_and_processes(tmp_path):
     # Each burner spends 1 CPU-s (to the kernel's tick, 10 ms); the main
     # thread, which only starts them, far less.
     assert spent["policy_thread"] == pytest.approx(1.0, abs=0.05)
+    # A named thread that exited keeps its last reading (its CPU stays in
+    # the process's total): what it spent after that reading, at most one
+    # period's, is all the trainer is charged with.
+    assert 0.5 < spent["overlap_thread"] <= 1.05
     # The env worker and its own child; + their interpreters' start-up.
     assert spent["env_workers"] == pytest.approx(1.5, abs=0.15)
     assert costs["processes"]["env_workers"] == 2
