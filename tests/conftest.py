@@ -21,6 +21,10 @@ import habitat_ver  # noqa: F401
 from habitat_ver.compat import sim_free
 from habitat_ver.compat.sim_free import real_habitat_sim_installed
 
+# Session fixtures of user folders and the data the documented tools make
+# there (pointnav_data, hab_run_dir, hab_oracle_logs), shared by every folder.
+pytest_plugins = ("tests.user_folders",)
+
 SIM_SKIP_REASON = (
     "habitat-sim is not installed: `conda install habitat-sim withbullet -c conda-forge "
     "-c aihabitat`, or on this project's machines `make install` with the wheel in "

@@ -1,16 +1,15 @@
 """HAB on the real simulator, on our generated apartment and episodes.
 
-One session-wide data folder made by ``python -m habitat_ver.tools.make_hab_dataset``
-(ReplicaCAD and the Fetch robot read from ../shared/habitat-data), then the
-shipped configs run from the folder holding it, with the one override
-``hab_data=generated``, as a user runs them (docs/HAB.md).
+One session-wide data folder made by the README's
+``python -m habitat_ver.tools.make_hab_dataset --assets ../shared/habitat-data``
+(fixture ``hab_run_dir``, tests/user_folders.py, also used by the test of the
+docs' commands), then the shipped configs run from the folder holding it, with
+the one override ``hab_data=generated``, as a user runs them (docs/HAB.md).
 """
 
 import gzip
 import json
-import os
 import re
-from pathlib import Path
 
 import pytest
 import torch
@@ -19,11 +18,13 @@ from habitat_ver.common import noise_filter
 from habitat_ver.tools import hab_scene
 from habitat_ver.tools import make_hab_dataset as tool
 from tests.sim.conftest import REPO, run_real
+from tests.user_folders import HAB_ASSETS as ASSETS
+from tests.user_folders import HAB_TRAIN as TRAIN
+from tests.user_folders import HAB_VAL as VAL
+from tests.user_folders import ORACLE_RUNS
 
 pytestmark = pytest.mark.sim
 
-ASSETS = Path(os.environ.get("HABITAT_VER_HAB_ASSETS", REPO.parent / "shared" / "habitat-data"))
-TRAIN, VAL = 3, 2
 # Every shipped skill config, a couple of updates each.
 SKILL_CONFIGS = [
     "rearrange/ver_place",
@@ -47,33 +48,6 @@ SHORT_RUN = [
     # One learner thread: a 2-thread update on busy CI cores is the slow case.
     "habitat_baselines.learner.num_threads=1",
 ]
-
-
-@pytest.fixture(scope="session")
-def hab_run_dir(tmp_path_factory):
-    """A folder whose ``data/`` is make_hab_dataset's output (small splits)."""
-    if not (ASSETS / "replica_cad").is_dir():
-        pytest.skip(f"no HAB assets at {ASSETS} (set HABITAT_VER_HAB_ASSETS)")
-    run_dir = tmp_path_factory.mktemp("hab")
-    made = run_real(
-        [
-            "-m",
-            "habitat_ver.tools.make_hab_dataset",
-            "--assets",
-            str(ASSETS),
-            "--out",
-            "data",
-            "--episodes",
-            str(TRAIN),
-            str(VAL),
-        ],
-        cwd=run_dir,
-    )
-    assert made.returncode == 0, made.stderr[-4000:]
-    # What a user sees, for test_make_hab_dataset_says_what_it_made.
-    (run_dir / "make_hab_dataset.stdout").write_text(made.stdout)
-    (run_dir / "make_hab_dataset.stderr").write_text(made.stderr)
-    return run_dir
 
 
 def _episodes(run_dir, split, name):
@@ -256,28 +230,23 @@ def test_a_scene_without_floor_room_is_refused_in_one_line(tmp_path):
     assert not (tmp_path / "data" / tool.EPISODES_SUBDIR).exists()
 
 
-ORACLE_RUNS = ["hab/tidy_house_oracle", "hab/prepare_groceries_oracle", "hab/set_table_oracle"]
-
-
 ONE_ENV_PER_SCENE = (
     "habitat_ver: habitat_baselines.num_environments=4, but the data has 1 scene(s) and "
     "evaluation runs one environment per scene: evaluating with 1 environment(s)"
 )
 
 
-def test_each_scenario_evaluates_with_oracle_skills_and_reports_its_stages(hab_run_dir):
+def test_each_scenario_evaluates_with_oracle_skills_and_reports_its_stages(
+    hab_run_dir, hab_oracle_logs
+):
     # The configs as shipped (4 envs) on the generated data (one scene): one
     # env is built and everything is sized for it (the planner was sized for
     # 4: "IndexError: index 1 is out of bounds" in upstream's fixed_policy.py).
+    # One episode of each, run by the fixture (the docs' stage report reads
+    # the same logs).
     out = hab_run_dir / "outputs" / "oracle"
-    run = run_real(
-        [str(REPO / "tests" / "hab" / "run_hab_configs.py"), str(out), "eval", *ORACLE_RUNS]
-        + ["--", "habitat_baselines.test_episode_count=1"],
-        cwd=hab_run_dir,
-        timeout=1800,
-    )
-    assert run.returncode == 0, run.stderr[-4000:]
-    logs = {name: out / name.replace("/", "_") / "run.log" for name in ORACLE_RUNS}
+    logs = hab_oracle_logs
+    assert list(logs) == ORACLE_RUNS
     for log in logs.values():
         lines = log.read_text().splitlines()
         assert [line.endswith(ONE_ENV_PER_SCENE) for line in lines].count(True) == 1, lines[:20]
