@@ -4,15 +4,14 @@ Under ``habitat_baselines.force_torch_single_threaded`` (upstream's default,
 which we also apply on the CPU: :func:`habitat_ver.run.execute_exp`) torch runs
 one thread, so that inference and the learner leave the cores to the env
 workers.  During a lock-step update (``ddppo``; ``ver`` when it does not
-overlap) no env steps, and one thread leaves the other cores idle: measured on
-the 2-core machine, the wait-bound workload's update went from 1.30 s to
-0.92 s with two threads.  ``appo`` and overlapped ``ver`` collect while they
+overlap) no env steps, and one thread leaves the other cores idle, so the
+update may take more.  ``appo`` and overlapped ``ver`` collect while they
 learn and keep one thread.
 
-But a multi-threaded update shares its cores badly: with another process
-running multi-threaded torch on the same 2 cores (a second run's learner), the
-2-thread update took 6-19 s where one thread took 0.6-0.7 s (issue 29;
-``benchmarks/learner_contention.py``).  So ``habitat_baselines.learner.num_threads``
+But a multi-threaded update shares its cores badly: beside another process
+running multi-threaded torch on the same cores (a second run's learner), it
+can take many times longer than one thread (``benchmarks/learner_contention.py``,
+docs/BENCHMARKS.md).  So ``habitat_baselines.learner.num_threads``
 is ``auto`` by default, and :class:`LearnerThreads` decides before every
 lock-step update (:func:`choose_threads`):
 
@@ -44,7 +43,8 @@ KEY = "habitat_baselines.learner.num_threads"
 RUNNABLE_SAMPLES = 5
 RUNNABLE_GAP_S = 0.002
 # A multi-threaded update this many times slower than the fastest one is a
-# collapse (update times of one run differ by ~10-30%; a collapse by 6-20x).
+# collapse: well above the spread of one run's update times, well below a
+# collapse's slow-down.
 COLLAPSE_FACTOR = 2.0
 # One-thread updates after a collapse before multi-threading is tried again.
 COOLDOWN_UPDATES = 10

@@ -77,8 +77,8 @@ def resolve_layout(num_environments: int, workers: Any, groups: Any) -> Tuple[An
     """``(num_rollout_workers, num_env_groups)`` with ``auto`` resolved.
 
     ``auto`` workers: one per env (``num_environments``): on wait-bound envs a
-    worker stepping several envs in turn waits for each of them in turn (16
-    envs of benchmark (c) in 2 workers: 44 steps/s; one worker each: ~320).
+    worker stepping several envs in turn waits for each of them in turn
+    (docs/APPO.md has the numbers).
     ``auto`` groups: 2 when the envs per worker are even (Sample Factory's
     double buffering), else 1.  Values that are not ``auto`` come back as
     they are, for :func:`habitat_ver.config.validate.validate_appo` to check.

@@ -43,9 +43,8 @@ class VERSystemConfig:
     min_batch_fraction: float = 0.25
     # ...but never longer than this, in milliseconds, after the first arrived.
     # 0 (the default): no wait; inference takes every result that arrived
-    # while the last one ran.  On the 2-core machine (16 Doom envs, 8192
-    # steps) 2 ms gave 0.93x the collection rate of no wait on the wait-bound
-    # workload and within noise of it on the CPU-bound ones.
+    # while the last one ran (a wait did not collect faster on any workload
+    # of docs/BENCHMARKS.md).
     max_wait_ms: float = 0.0
 
 

@@ -12,8 +12,8 @@ worth that.  And it only gains where collection leaves cores to the learner:
 envs that wait on rendering or physics elsewhere, or a machine shared with
 other jobs (the scheduler gives a run with more runnable threads a larger
 share).  Where the run's own env workers already fill every core, learning
-beside them only takes their cores (on PointNav with 8 CPU-rendered envs on an
-otherwise idle 2-core machine, overlap ran at 0.74x plain ``ver``).
+beside them only takes their cores and overlap is slower than plain ``ver``
+(docs/BENCHMARKS.md).
 """
 
 from dataclasses import dataclass

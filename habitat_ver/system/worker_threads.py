@@ -4,11 +4,9 @@ torch sizes its intra-op OpenMP pool from the cores (or ``OMP_NUM_THREADS``).
 An env worker's hot path is one tensor copy per step: the observation into
 its shared row.  A 128x128 RGB frame (49,152 elements) is above torch's
 parallel grain, so each copy wakes the pool, whose threads then spin for a
-while after it.  Measured on a 2-core machine, a process copying one RGB and
-one depth frame per step and idling 10 ms between steps (the render) spent
-7.0 ms of CPU per step with torch's default threads and 0.13 ms with one; in a
-`ver` run on PointNav the env workers spent 4x the CPU per step of ddppo's,
-taken from inference and learning.
+while after it: a worker that copies a frame and then waits for its render
+spends many times the CPU of the copy, taken from inference and learning
+(docs/BENCHMARKS.md, "Where the CPU goes").
 
 So every worker entry point calls :func:`use_one_thread` first, and so does
 the forkserver that forks them (:mod:`habitat_ver.system.forkserver_preload`),
