@@ -10,7 +10,9 @@ show progress.  A trainer supplies how it collects (:meth:`_collect_rollout`)
 and may learn differently (``_update_agent``):
 
 * ``ddppo`` (:mod:`habitat_ver.trainers.ddppo`) steps envs in lock-step and
-  adds DD-PPO's straggler preemption; ``ver`` builds on it;
+  adds DD-PPO's straggler preemption;
+* ``ver`` (:mod:`habitat_ver.trainers.ver`) runs inference on whichever env
+  workers are ready and stores variable experience;
 * ``appo`` (:mod:`habitat_ver.trainers.appo`) samples asynchronously.
 
 Checkpoints and resume states are written and read by the layer below,
