@@ -13,7 +13,9 @@ checkpoint kept: checkpoints are written atomically) or a step budget
 * the last checkpoint,
 
 and writes JSON and a markdown table (metric, untrained, trained) to
-``benchmarks/results/`` with the git SHA, device, config and machine load.
+``benchmarks/results/`` with the git SHA, device, config and machine load,
+and the training's CPU milliseconds per env step by kind of process (trainer,
+env workers) over its steady window (:mod:`process_cpu`).
 Needs the generated HAB data (``python -m habitat_ver.tools.make_hab_dataset``).
 
     .venv/bin/python benchmarks/hab_pick_learning.py --minutes 20 --episodes 10
@@ -25,6 +27,7 @@ last checkpoint (every ``--checkpoint-interval`` updates), not of its last updat
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -38,6 +41,8 @@ from typing import Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import process_cpu
+import run_logs
 import sps_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,26 +73,47 @@ SCALED = [
 AVERAGE = re.compile(r"Average episode ([\w./-]+): (-?[0-9.eE+-]+|nan|inf)")
 
 
-def run(overrides: List[str], log: Path, deadline_s: Optional[float] = None) -> Dict:
-    """``habitat_baselines.run`` with ``overrides``; stopped after ``deadline_s``."""
+def run(
+    overrides: List[str],
+    log: Path,
+    deadline_s: Optional[float] = None,
+    sampler: Optional[List[process_cpu.ProcessSampler]] = None,
+) -> Dict:
+    """``habitat_baselines.run`` with ``overrides``; stopped after ``deadline_s``.
+    With ``sampler`` (a list), the run's processes' CPU is sampled throughout
+    and the :class:`process_cpu.ProcessSampler` appended to it."""
     cmd = [sys.executable, "-m", "habitat_baselines.run", f"--config-name={CONFIG}", *overrides]
     start = time.time()
     with open(log, "w") as out:
         proc = subprocess.Popen(
             cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
-        try:
-            rc = proc.wait(timeout=deadline_s)
-            stopped = False
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGINT)
+        if sampler is not None:
+            sampler.append(process_cpu.ProcessSampler(proc.pid))
+        with sampler[-1] if sampler is not None else contextlib.nullcontext():
             try:
-                rc = proc.wait(timeout=60)
+                rc = proc.wait(timeout=deadline_s)
+                stopped = False
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                rc = proc.wait()
-            stopped = True
+                os.killpg(proc.pid, signal.SIGINT)
+                try:
+                    rc = proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    rc = proc.wait()
+                stopped = True
     return {"cmd": cmd, "rc": rc, "stopped_at_budget": stopped, "wall_s": time.time() - start}
+
+
+def training_cpu(work: Path, sampler: process_cpu.ProcessSampler) -> Dict:
+    """CPU per env step by kind of process over the training's steady window
+    (read from its TensorBoard events and log), or ``{"error": why}``."""
+    try:
+        series = run_logs.read_run(str(work / "tb"), (work / "train.log").read_text())
+        start, end, steps = run_logs.summarize(series)["steady_window"]
+        return process_cpu.window_costs(sampler.snapshots, start, end, steps)
+    except (OSError, ValueError) as error:
+        return {"error": str(error)}
 
 
 def averages(text: str) -> Dict[str, float]:
@@ -191,7 +217,9 @@ def main() -> None:
         train = {"cmd": None, "rc": None, "stopped_at_budget": None, "wall_s": None}
     else:
         print(f"training {CONFIG} ({f'{args.minutes:.1f} min' if deadline else f'{total} steps'})")
-        train = run(train_overrides, args.work / "train.log", deadline)
+        samplers: List[process_cpu.ProcessSampler] = []
+        train = run(train_overrides, args.work / "train.log", deadline, samplers)
+        train["cpu"] = training_cpu(args.work, samplers[0])
     load_after_train = os.getloadavg()
     last = last_checkpoint(ckpt_dir)
     if last is None:
@@ -231,7 +259,8 @@ def main() -> None:
     md = (
         f"{CONFIG}, {train['step']} steps in {train['wall_s']:.0f} s, "
         f"{args.episodes} val episodes, git {report['git_sha'][:8]}, "
-        f"load {load_before[0]:.1f} -> {report['load_after'][0]:.1f}\n\n{table(report)}\n"
+        f"load {load_before[0]:.1f} -> {report['load_after'][0]:.1f}\n"
+        f"training {sps_report.cpu_line(train.get('cpu'))}\n\n{table(report)}\n"
     )
     path.with_suffix(".md").write_text(md)
     print(md)

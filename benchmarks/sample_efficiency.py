@@ -340,7 +340,8 @@ def _summary(run: Dict[str, Any], task: Task) -> str:
     evaluated = run.get("eval", {})
     if "success" in evaluated:
         finals += f", val success {evaluated['success']:.2f} SPL {evaluated['spl']:.2f}"
-    return f"  {finals}, steady {run['steady_sps']:.0f} steps/s"
+    cpu = sps_report.cpu_line(run.get("cpu"))
+    return f"  {finals}, steady {run['steady_sps']:.0f} steps/s\n  {cpu}"
 
 
 def main() -> None:

@@ -195,28 +195,29 @@ def test_targets_and_limit_fractions():
     assert sps_report.ratios(results)["ver/ddppo"] == pytest.approx(3.0)
 
 
-def test_real_sim_workloads_check_issue_29s_targets_instead():
+def test_real_sim_workloads_check_their_own_targets_instead():
+    def cpu(trainer, env_workers):
+        return {"ms_per_step": {"trainer": trainer, "env_workers": env_workers}}
+
     results = {
-        "ddppo": {"steady_sps": 100.0},
-        "ver": {"steady_sps": 96.0},
-        "ver_overlap": {"steady_sps": 104.0},
+        "ddppo": {"steady_sps": 100.0, "cpu": cpu(10.0, 4.0)},
+        "ver": {"steady_sps": 106.0, "cpu": cpu(16.0, 4.6)},
         "upstream_ver": {"steady_sps": 90.0},
     }
     pointnav = sps_report.targets(results, None, workload="pointnav")
     assert pointnav == {
-        "ver >= 0.95x ddppo": [96.0, 95.0, True],
-        # the best of ver's settings: overlap's 104
-        "best ver >= 1.0x ddppo": [104.0, 100.0, True],
-        "best ver >= 1.1x upstream_ver": [104.0, pytest.approx(99.0), True],
+        "ver >= 1.05x ddppo": [106.0, 105.0, True],
+        "ver >= 1.5x upstream_ver": [106.0, 135.0, False],
+        # 4.6 ms against 1.1 x 4.0 = 4.4; 16 against 1.5 x 10 = 15
+        "ver env_workers CPU per step <= 1.1x ddppo's": [4.6, pytest.approx(4.4), False],
+        "ver trainer CPU per step <= 1.5x ddppo's": [16.0, 15.0, False],
     }
     pick = sps_report.targets(results, None, workload="pick")
-    assert pick == {
-        "ver >= 1.3x ddppo": [96.0, 130.0, False],
-        "ver >= 1.1x upstream_ver": [96.0, pytest.approx(99.0), False],
-    }
-    # a reference that did not run leaves its target out
-    del results["upstream_ver"]
-    assert list(sps_report.targets(results, None, workload="pick")) == ["ver >= 1.3x ddppo"]
+    assert pick["ver >= 1.2x ddppo"] == [106.0, 120.0, False]
+    # a reference that did not run, or a run without CPU readings, leaves its
+    # targets out
+    del results["upstream_ver"], results["ddppo"]["cpu"]
+    assert list(sps_report.targets(results, None, workload="pointnav")) == ["ver >= 1.05x ddppo"]
 
 
 def test_targets_against_the_env_ceiling_beside_the_wait_only_limit():
@@ -377,3 +378,25 @@ def test_upstream_ver_workers_build_our_wrapped_env(monkeypatch):
         assert env.unwrapped.spec.id == scenario_for(config, 3)
     finally:
         env.close()
+
+
+def test_cpu_line_reads_a_window_of_hand_made_snapshots():
+    snapshots = [
+        process_cpu.Snapshot(
+            wall=t,
+            cpu={("trainer", 1): 0.5 * t, ("env_workers", 2): 0.25 * t},
+            machine_busy=100.0 * t,
+            machine_total=200.0 * t,
+        )
+        for t in (0.0, 10.0)
+    ]
+    # 5 + 2.5 CPU-s over 500 steps and 10 s; the machine half idle.
+    cpu = process_cpu.window_costs(snapshots, 0.0, 10.0, 500)
+    assert sps_report.cpu_line(cpu) == (
+        "CPU ms per env step: trainer 10.00, env_workers 5.00 "
+        "(steady 10 s, 0.75 cores used, machine 50% idle)"
+    )
+    assert sps_report.cpu_line(None) == "CPU: not sampled"
+    assert sps_report.cpu_line({"error": "no steady window"}) == (
+        "CPU: not measured (no steady window)"
+    )
