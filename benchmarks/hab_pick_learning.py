@@ -37,7 +37,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -149,7 +149,7 @@ def evaluate(work: Path, name: str, ckpt: Path, load: bool, args: argparse.Names
     if args.evaluate_only and log.exists() and averages(log.read_text()):
         # --evaluate-only reads an evaluation already in --work (the untrained
         # one can run beside the training, as it needs no trained weights)
-        result = {"cmd": None, "rc": 0, "reused_log": str(log)}
+        result: Dict[str, Any] = {"cmd": None, "rc": 0, "reused_log": str(log)}
     else:
         result = run(overrides, log)
     result["metrics"] = averages(log.read_text())
@@ -214,7 +214,7 @@ def main() -> None:
     load_before = os.getloadavg()
     deadline = args.minutes * 60 if args.minutes is not None else None
     if args.evaluate_only:
-        train = {"cmd": None, "rc": None, "stopped_at_budget": None, "wall_s": None}
+        train: Dict[str, Any] = {"cmd": None, "rc": None, "stopped_at_budget": None, "wall_s": None}
     else:
         print(f"training {CONFIG} ({f'{args.minutes:.1f} min' if deadline else f'{total} steps'})")
         samplers: List[process_cpu.ProcessSampler] = []
