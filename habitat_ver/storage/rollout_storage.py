@@ -74,7 +74,7 @@ class LockstepRolloutStorage(RolloutStorage):
         Shapes:
             truncated: ``[num_envs / nbuffers]`` or ``[num_envs / nbuffers, 1]``.
         """
-        n = self._num_envs // self._nbuffers
+        n = self.truncated.shape[1] // len(self.current_rollout_step_idxs)  # one index per buffer
         envs = slice(buffer_index * n, (buffer_index + 1) * n)
         row = self.current_rollout_step_idxs[buffer_index]
         self.truncated[row, envs] = truncated.cpu().bool().view(n, 1)
