@@ -1,11 +1,14 @@
 """The private names of habitat-baselines and habitat-lab that habitat-ver uses.
 
-Our trainers reuse upstream's ``PPOTrainer`` loop, its agent manager and its
-``VectorEnv``, and so depend on names upstream may rename in any release.
+Our trainers reuse upstream's ``PPOTrainer`` loop, its agent manager, its
+``PPO`` updater and its ``VectorEnv``; our skills and planner reuse its
+hierarchical policy; our simulator, sensors and episode generator extend
+habitat-lab's.  So we depend on names upstream may rename in any release.
 Every one is listed in :data:`UPSTREAM_PRIVATE`, with the releases it was
 checked against (:data:`CHECKED_VERSIONS`); ``tests/compat/test_upstream_private.py``
-fails on an installed release that lacks one, and when our trainers use an
-upstream private name this list lacks.
+reads the whole package and fails on an installed release that lacks a listed
+name, when our code uses an upstream private name this list lacks, and when a
+listed name is no longer used.
 
 Three kinds of use:
 
@@ -31,12 +34,21 @@ PPO_TRAINER = "habitat_baselines.rl.ppo.ppo_trainer.PPOTrainer"
 AGENT_MANAGER = "habitat_baselines.rl.ppo.single_agent_access_mgr.SingleAgentAccessMgr"
 VECTOR_ENV = "habitat.core.vector_env.VectorEnv"
 READ_WRAPPER = "habitat.core.vector_env._ReadWrapper"
+PPO = "habitat_baselines.rl.ppo.ppo.PPO"
+SKILL = "habitat_baselines.rl.hrl.skills.skill.SkillPolicy"
+NN_SKILL = "habitat_baselines.rl.hrl.skills.nn_skill.NnSkillPolicy"
+HIERARCHICAL_POLICY = "habitat_baselines.rl.hrl.hierarchical_policy.HierarchicalPolicy"
+HIGH_LEVEL_POLICY = "habitat_baselines.rl.hrl.hl.high_level_policy.HighLevelPolicy"
+FIXED_POLICY = "habitat_baselines.rl.hrl.hl.fixed_policy.FixedHighLevelPolicy"
+SENSOR = "habitat.core.simulator.Sensor"
+REARRANGE_SIM = "habitat.tasks.rearrange.rearrange_sim.RearrangeSim"
+EPISODE_GENERATOR = "habitat.datasets.rearrange.rearrange_generator.RearrangeEpisodeGenerator"
 
 
 class UpstreamName(NamedTuple):
     """One upstream name we depend on."""
 
-    owner: str  # dotted path of the class that defines it (or a base of it)
+    owner: str  # dotted path of the class that defines it (or a base of it), or module
     name: str
     kind: str  # "hook", "call" or "state"
     used_in: str  # our modules, under habitat_ver/
@@ -44,29 +56,30 @@ class UpstreamName(NamedTuple):
 
 UPSTREAM_PRIVATE: Tuple[UpstreamName, ...] = (
     UpstreamName(PPO_TRAINER, "_init_envs", "hook", "trainers/base, ver, appo"),
-    UpstreamName(PPO_TRAINER, "_init_train", "hook", "trainers/base, ver, appo"),
-    UpstreamName(PPO_TRAINER, "_create_agent", "hook", "trainers/ver"),
+    UpstreamName(PPO_TRAINER, "_init_train", "hook", "trainers/appo, base, ver"),
+    UpstreamName(PPO_TRAINER, "_create_agent", "hook", "trainers/appo, base, ver"),
     UpstreamName(PPO_TRAINER, "_collect_environment_result", "hook", "trainers/ddppo"),
     UpstreamName(PPO_TRAINER, "_coalesce_post_step", "hook", "trainers/base"),
-    UpstreamName(PPO_TRAINER, "_update_agent", "hook", "trainers/base, ver, appo"),
-    UpstreamName(PPO_TRAINER, "_get_resume_state_config_or_new_config", "hook", "trainers/base"),
+    UpstreamName(PPO_TRAINER, "_update_agent", "hook", "trainers/appo, base, ver"),
+    UpstreamName(
+        PPO_TRAINER, "_get_resume_state_config_or_new_config", "hook", "trainers/checkpointing"
+    ),
     UpstreamName(PPO_TRAINER, "_compute_actions_and_step_envs", "call", "trainers/ddppo"),
-    UpstreamName(PPO_TRAINER, "_training_log", "call", "trainers/base, learning_curve"),
+    UpstreamName(PPO_TRAINER, "_training_log", "call", "trainers/base"),
     UpstreamName(PPO_TRAINER, "_create_obs_transforms", "call", "trainers/base"),
     UpstreamName(PPO_TRAINER, "_should_save_resume_state", "call", "trainers/base"),
-    UpstreamName(PPO_TRAINER, "_eval_checkpoint", "call", "trainers/base"),
+    UpstreamName(PPO_TRAINER, "_eval_checkpoint", "call", "trainers/base, checkpointing"),
     UpstreamName(PPO_TRAINER, "_add_preemption_signal_handlers", "call", "trainers/base"),
-    UpstreamName(PPO_TRAINER, "_agent", "state", "trainers/*"),
-    UpstreamName(PPO_TRAINER, "_ppo_cfg", "state", "trainers/base, ddppo, ver, appo"),
-    UpstreamName(PPO_TRAINER, "_is_distributed", "state", "trainers/base, ver, appo"),
-    UpstreamName(PPO_TRAINER, "_last_checkpoint_percent", "state", "trainers/base"),
-    UpstreamName(PPO_TRAINER, "_env_spec", "state", "compat/upstream_private, trainers/ver"),
+    UpstreamName(PPO_TRAINER, "_agent", "state", "trainers/appo, base, checkpointing, ddppo, ver"),
+    UpstreamName(PPO_TRAINER, "_ppo_cfg", "state", "trainers/checkpointing, ddppo, ver"),
+    UpstreamName(PPO_TRAINER, "_is_distributed", "state", "trainers/appo, base, checkpointing"),
+    UpstreamName(PPO_TRAINER, "_last_checkpoint_percent", "state", "trainers/checkpointing"),
+    UpstreamName(PPO_TRAINER, "_env_spec", "state", "compat/upstream_private, trainers/base"),
     UpstreamName(PPO_TRAINER, "_rank0_keys", "state", "compat/upstream_private"),
     UpstreamName(
         PPO_TRAINER, "_single_proc_infos", "state", "compat/upstream_private, trainers/training_log"
     ),
-    UpstreamName(AGENT_MANAGER, "_create_storage", "hook", "trainers/ver_agent"),
-    UpstreamName(AGENT_MANAGER, "_create_updater", "hook", "trainers/appo_agent"),
+    UpstreamName(AGENT_MANAGER, "_create_storage", "hook", "trainers/appo_agent, ver_agent"),
     UpstreamName(AGENT_MANAGER, "_num_envs", "state", "trainers/ver_agent"),
     UpstreamName(AGENT_MANAGER, "_env_spec", "state", "trainers/ver_agent"),
     UpstreamName(AGENT_MANAGER, "_actor_critic", "state", "trainers/ver_agent"),
@@ -81,6 +94,35 @@ UPSTREAM_PRIVATE: Tuple[UpstreamName, ...] = (
     UpstreamName(READ_WRAPPER, "read_fn", "state", "system/vector_env"),
     UpstreamName(READ_WRAPPER, "rank", "state", "system/vector_env"),
     UpstreamName(READ_WRAPPER, "is_waiting", "state", "system/vector_env"),
+    # PPO.update's per-minibatch step, split into named hooks by our updater.
+    UpstreamName(PPO, "_update_from_batch", "hook", "updaters/ppo"),
+    UpstreamName(PPO, "_set_grads_to_none", "call", "updaters/ppo"),
+    UpstreamName(PPO, "_evaluate_actions", "call", "updaters/ppo"),
+    # TP-SRL: our skills, hierarchical policy and fixed planner extend upstream's.
+    UpstreamName(SKILL, "_config", "state", "skills/nav"),
+    UpstreamName(SKILL, "_cur_skill_args", "state", "skills/nav"),
+    UpstreamName(SKILL, "_stop_action_idx", "state", "skills/nav"),
+    UpstreamName(NN_SKILL, "_internal_act", "hook", "skills/nav"),
+    UpstreamName(NN_SKILL, "_get_filtered_obs", "hook", "skills/nav"),
+    UpstreamName(NN_SKILL, "_filtered_obs_space", "state", "skills/nav"),
+    UpstreamName(NN_SKILL, "_did_want_done", "state", "skills/nav"),
+    UpstreamName(HIERARCHICAL_POLICY, "_create_skills", "hook", "skills/hierarchical_policy"),
+    UpstreamName(HIERARCHICAL_POLICY, "_get_hl_policy_cls", "hook", "skills/hierarchical_policy"),
+    UpstreamName(HIERARCHICAL_POLICY, "_num_envs", "state", "skills/hierarchical_policy"),
+    UpstreamName(HIERARCHICAL_POLICY, "_pddl", "state", "skills/hierarchical_policy"),
+    UpstreamName(HIERARCHICAL_POLICY, "_skills", "state", "skills/hierarchical_policy"),
+    UpstreamName(HIERARCHICAL_POLICY, "_name_to_idx", "state", "skills/hierarchical_policy"),
+    UpstreamName(HIERARCHICAL_POLICY, "_idx_to_name", "state", "skills/hierarchical_policy"),
+    UpstreamName(FIXED_POLICY, "_parse_solution_actions", "hook", "skills/fixed_planner"),
+    UpstreamName(HIGH_LEVEL_POLICY, "_config", "state", "skills/fixed_planner"),
+    UpstreamName(HIGH_LEVEL_POLICY, "_pddl_prob", "state", "skills/fixed_planner"),
+    # habitat-lab's sensor interface (a sensor implements these), its
+    # simulator's navmesh step and its episode generator's debug switch.
+    UpstreamName(SENSOR, "_get_uuid", "hook", "skills/geodesic"),
+    UpstreamName(SENSOR, "_get_sensor_type", "hook", "skills/geodesic"),
+    UpstreamName(SENSOR, "_get_observation_space", "hook", "skills/geodesic"),
+    UpstreamName(REARRANGE_SIM, "_recompute_navmesh", "hook", "sims/rearrange_sim"),
+    UpstreamName(EPISODE_GENERATOR, "_render_debug_obs", "state", "tools/make_hab_dataset"),
 )
 
 
