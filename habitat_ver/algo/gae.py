@@ -20,6 +20,10 @@ Conventions used throughout this module:
   value of the state after the cut) is added to ``rewards[t]``
   (:func:`bootstrap_truncated_rewards`). Without it every time limit looks
   like a terminal state of value 0.
+
+VER's variable-length sequences, stored back to back, go through
+:func:`compute_gae` unchanged, laid out on an end-aligned grid
+(:mod:`habitat_ver.algo.sequence_grid`).
 """
 
 from typing import Optional, Tuple
@@ -27,13 +31,10 @@ from typing import Optional, Tuple
 import torch
 from torch import Tensor
 
-from habitat_ver.algo.sequence_grid import from_end_aligned_grid, to_end_aligned_grid
-
 __all__ = [
     "bootstrap_truncated_rewards",
     "compute_discounted_returns",
     "compute_gae",
-    "compute_gae_sequences",
     "dones_from_next_masks",
 ]
 
@@ -272,79 +273,3 @@ def compute_discounted_returns(
         next_return = gamma * next_return * not_dones[t] + rewards[t]
         returns[t] = next_return
     return returns
-
-
-def compute_gae_sequences(
-    rewards: Tensor,
-    values: Tensor,
-    dones: Tensor,
-    bootstrap_values: Tensor,
-    lengths: Tensor,
-    gamma: float,
-    gae_lambda: float,
-    truncated: Optional[Tensor] = None,
-    truncation_values: Optional[Tensor] = None,
-) -> Tuple[Tensor, Tensor]:
-    """GAE over variable-length sequences stored back to back.
-
-    VER cuts its experience into ``K`` sequences of different lengths (VER
-    paper, section 2.2). Sequence ``k`` occupies rows
-    ``sum(lengths[:k]) .. sum(lengths[:k + 1]) - 1`` of the inputs, in time
-    order, and is followed in time by an observation whose value is
-    ``bootstrap_values[k]`` (used only when its last step is not done).
-    Each sequence gets exactly :func:`compute_gae` of its own steps.
-
-    The sequences are laid out end-aligned in a ``[max(lengths), K]`` grid,
-    padded at the FRONT, so every sequence's last step sits in the last row
-    and ``bootstrap_values`` is a plain per-column bootstrap; the backward
-    recurrence reaches the padding only after a sequence's real steps, so
-    padding never leaks into them and the arithmetic per step is the same
-    as :func:`compute_gae`'s (bit for bit).
-
-    Args:
-        rewards: reward received after acting at each step.
-        values: critic's value of the observation at each step.
-        dones: True where the episode ended after acting at that step.
-        bootstrap_values: critic's value of the observation following each
-            sequence's last step.
-        lengths: number of steps of each sequence, all >= 1.
-        gamma: discount factor in [0, 1].
-        gae_lambda: GAE's lambda in [0, 1].
-        truncated, truncation_values: optional time-limit cuts and the value
-            after each (:func:`bootstrap_truncated_rewards`), ``[S, ...]``.
-
-    Returns:
-        ``(advantages, returns)``, new tensors in the input layout.
-
-    Shapes:
-        rewards, values, dones: ``[S, ...]`` with ``S = lengths.sum()``
-        bootstrap_values: ``[K, ...]``
-        lengths: ``[K]`` (integer)
-        advantages, returns: ``[S, ...]``
-
-    Raises:
-        ValueError: on mismatched shapes or non-positive lengths.
-        TypeError: if ``dones`` is not bool.
-    """
-    num_seqs = lengths.shape[0]
-    if lengths.dim() != 1 or num_seqs == 0 or bool((lengths < 1).any()):
-        raise ValueError(
-            f"lengths must be a non-empty 1-D tensor of positive lengths; got {lengths.tolist()}"
-        )
-    if int(lengths.sum()) != rewards.shape[0] or values.shape != rewards.shape:
-        raise ValueError(
-            f"rewards {tuple(rewards.shape)} and values "
-            f"{tuple(values.shape)} must have sum(lengths) = "
-            f"{int(lengths.sum())} rows and equal shapes"
-        )
-    rewards = _with_truncation(rewards, dones, truncated, truncation_values, gamma)
-    advantages, _ = compute_gae(
-        to_end_aligned_grid(rewards, lengths, 0.0),
-        to_end_aligned_grid(values, lengths, 0.0),
-        to_end_aligned_grid(dones, lengths, False),
-        bootstrap_values,
-        gamma=gamma,
-        gae_lambda=gae_lambda,
-    )
-    advantages = from_end_aligned_grid(advantages, lengths)
-    return advantages, advantages + values

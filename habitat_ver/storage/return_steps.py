@@ -1,20 +1,21 @@
 """What a storage hands a return estimator: its steps, laid out, and a bootstrap.
 
-Storages only store.  After a rollout, upstream's contract
-``compute_returns(next_value, use_gae, gamma, tau)`` makes a storage record
-what its returns are computed from (the value after the last step; VER also
-cuts its steps into sequences); the returns themselves are computed by the
-updater's targets step (:mod:`habitat_ver.updaters.targets`), which reads the
+Storages only store; the returns are computed in one place, the updater's
+targets step (:mod:`habitat_ver.updaters.targets`), which reads a storage's
 steps with ``return_steps()`` and writes its result back with
 ``store_returns(returns)``.  Both lock-step and VER storages lay their steps
-out as a :class:`RolloutSteps`.
+out as a :class:`RolloutSteps` and share :class:`StepsForReturns`, whose
+``compute_returns(next_value, use_gae, gamma, tau)`` (upstream's contract,
+called by upstream's loop after collection) makes a storage record what its
+returns are computed from: the value after the last step; VER also cuts its
+steps into sequences.
 """
 
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Any, Dict, NamedTuple, Optional, Protocol
 
 from torch import Tensor
 
-__all__ = ["RolloutSteps", "fill_on_compute"]
+__all__ = ["FillsReturns", "RolloutSteps", "StepsForReturns"]
 
 
 class RolloutSteps(NamedTuple):
@@ -56,11 +57,64 @@ class RolloutSteps(NamedTuple):
         return dict(truncated=self.truncated, truncation_values=self.truncation_values)
 
 
-def fill_on_compute(storage: Any) -> None:
-    """For an updater without a targets step (upstream's ``PPO``, ``HRLPPO``),
-    which reads ``returns`` straight from the storage: the trainer handed the
-    storage the run's estimator (``storage.returns_for_readers``), and
-    upstream's ``compute_returns`` fills the returns through it."""
-    estimator = getattr(storage, "returns_for_readers", None)
-    if estimator is not None:
-        estimator.fill_returns(storage)
+class FillsReturns(Protocol):
+    """A targets step that computes a storage's returns and stores them there
+    (:meth:`habitat_ver.updaters.targets.RolloutTargets.fill_returns`)."""
+
+    def fill_returns(self, rollouts: Any) -> None: ...
+
+
+class StepsForReturns:
+    """The part of our storages a return estimator talks to.
+
+    A storage implements :meth:`lay_out_steps` (what ``compute_returns``
+    records), :meth:`return_steps` and :meth:`store_returns`.
+
+    Attributes:
+        returns_for_readers: None, unless the run's updater has no targets
+            step and reads ``returns`` straight from the storage (upstream's
+            ``PPO``, ``HRLPPO``): then the trainer hands the storage the
+            run's targets step here and :meth:`compute_returns` runs it.
+    """
+
+    returns_for_readers: Optional[FillsReturns] = None
+
+    def compute_returns(
+        self,
+        next_value: Optional[Tensor] = None,
+        use_gae: bool = True,
+        gamma: float = 0.99,
+        tau: float = 0.95,
+    ) -> None:
+        """Upstream's contract, called by upstream's ``PPOTrainer._update_agent``
+        (and by the ``ver`` trainer) between the bootstrap value and the update:
+        :meth:`lay_out_steps`, then, for an updater without a targets step,
+        the targets step in :attr:`returns_for_readers` -- the one adapter
+        between upstream's loop, which has no other hook there, and the
+        targets step.  Our updater's targets step fills the returns itself
+        before its epochs.
+
+        ``gamma`` and ``tau`` are unused (upstream's signature): the targets
+        step reads the same ``rl.ppo`` keys from the config.
+
+        Args:
+            next_value: value of the observation after the last step,
+                ``[num_envs, 1]`` (VER: optional, see its :meth:`lay_out_steps`).
+            use_gae: upstream's ``rl.ppo.use_gae`` (only where the lock-step
+                storage keeps ``next_value``).
+        """
+        self.lay_out_steps(next_value, use_gae)
+        if self.returns_for_readers is not None:
+            self.returns_for_readers.fill_returns(self)
+
+    def lay_out_steps(self, next_value: Optional[Tensor], use_gae: bool) -> None:
+        """Records what the returns of the steps collected are computed from."""
+        raise NotImplementedError
+
+    def return_steps(self) -> RolloutSteps:
+        """The steps collected, laid out for a return estimator."""
+        raise NotImplementedError
+
+    def store_returns(self, returns: Tensor) -> None:
+        """Writes the returns of :meth:`return_steps`' steps, in their layout."""
+        raise NotImplementedError

@@ -3,9 +3,9 @@
 Upstream's :class:`RolloutStorage` keeps its GAE loop inline in
 ``compute_returns``; this subclass keeps every buffer, constructor argument
 and method of upstream but only stores: ``compute_returns`` records the
-bootstrap value, and the updater's targets step computes the returns from
-:meth:`LockstepRolloutStorage.return_steps`
-(:mod:`habitat_ver.storage.return_steps`). Unlike upstream, the returns of
+bootstrap value (:class:`~habitat_ver.storage.return_steps.StepsForReturns`),
+and the updater's targets step computes the returns from
+:meth:`LockstepRolloutStorage.return_steps`. Unlike upstream, the returns of
 rows not learnt on are NaN, so advantage normalisation sees only the steps of
 this rollout.
 """
@@ -18,7 +18,7 @@ from habitat_baselines.utils.timing import g_timer
 from torch import Tensor
 
 from habitat_ver.algo.gae import dones_from_next_masks
-from habitat_ver.storage.return_steps import RolloutSteps, fill_on_compute
+from habitat_ver.storage.return_steps import RolloutSteps, StepsForReturns
 
 __all__ = ["LockstepRolloutStorage"]
 
@@ -34,7 +34,7 @@ def _timed(key: str, level: int) -> Callable[[_Method], _Method]:
     return decorator
 
 
-class LockstepRolloutStorage(RolloutStorage):
+class LockstepRolloutStorage(StepsForReturns, RolloutStorage):
     """habitat's ``RolloutStorage`` that leaves the returns to a return estimator.
 
     The constructor is upstream's, unchanged::
@@ -53,14 +53,16 @@ class LockstepRolloutStorage(RolloutStorage):
     in the masks' layout: ``truncated[t + 1]`` describes step ``t``.
     """
 
+    # Upstream's compute_returns, timed under upstream's key.
+    compute_returns = _timed("rollout_storage.compute_returns", level=1)(
+        StepsForReturns.compute_returns
+    )
+
     def __init__(self, numsteps: int, num_envs: int, *args: Any, **kwargs: Any) -> None:
         super().__init__(numsteps, num_envs, *args, **kwargs)
         self.truncated = torch.zeros(numsteps + 1, num_envs, 1, dtype=torch.bool)
         # The value after the last step, recorded by compute_returns.
         self._bootstrap_value: Optional[Tensor] = None
-        # The run's estimator where the updater has no targets step (see
-        # habitat_ver.storage.return_steps.fill_on_compute); None otherwise.
-        self.returns_for_readers: Optional[Any] = None
 
     def mark_truncated(self, truncated: Tensor, buffer_index: int = 0) -> None:
         """Flags which envs' step just inserted (and advanced past) ended in a
@@ -96,25 +98,22 @@ class LockstepRolloutStorage(RolloutStorage):
             return {}
         return dict(truncated=cut, truncation_values=self._buffer("value_preds")[:num_steps])
 
-    @_timed("rollout_storage.compute_returns", level=1)
-    def compute_returns(self, next_value: Tensor, use_gae: bool, gamma: float, tau: float) -> None:
-        """Upstream's contract, called by upstream's ``PPOTrainer._update_agent``
-        after collection: records ``next_value`` as the bootstrap value; the
-        returns are the targets step's (:meth:`return_steps`, :meth:`store_returns`).
-
-        A thin shim, kept because upstream's loop (which the ``ddppo`` trainer
-        runs unchanged) calls it between the bootstrap value and the update,
-        with no hook of its own there.  ``use_gae`` only decides where
-        upstream stores ``next_value`` (kept, so that every buffer stays
-        identical to upstream's); ``gamma`` and ``tau`` are unused: the
-        targets step reads the same ``rl.ppo`` keys from the config.  For an
-        updater without a targets step the trainer hands this storage the
-        run's estimator, which fills the returns here
-        (:func:`~habitat_ver.storage.return_steps.fill_on_compute`).
+    def lay_out_steps(self, next_value: Optional[Tensor], use_gae: bool) -> None:
+        """Records ``next_value`` as the bootstrap value of the ``T`` steps
+        collected.  ``use_gae`` only decides where upstream stores
+        ``next_value`` (kept, so that every buffer stays identical to upstream's).
 
         Shapes:
             next_value: ``[num_envs, 1]``
+
+        Raises:
+            ValueError: ``next_value`` is None.
         """
+        if next_value is None:
+            raise ValueError(
+                "LockstepRolloutStorage.compute_returns needs next_value, the value "
+                "after the last step ([num_envs, 1]); got None"
+            )
         num_steps = self.current_rollout_step_idx
         # Upstream stores next_value in slot T as a side effect (value_preds
         # with GAE, and after_update carries it to slot 0; returns without).
@@ -123,7 +122,6 @@ class LockstepRolloutStorage(RolloutStorage):
         slot = self._buffer("value_preds" if use_gae else "returns")
         slot[num_steps] = next_value
         self._bootstrap_value = slot[num_steps].clone()
-        fill_on_compute(self)
 
     def return_steps(self) -> RolloutSteps:
         """The ``T`` steps collected, time-major, for a return estimator.

@@ -1,9 +1,11 @@
 """Learning on VER's linear buffer: sequences, importance weights, minibatches.
 
-VER paper, section 2.2.  :meth:`VERLearning.compute_returns` cuts the
-learnable steps of :class:`~habitat_ver.storage.ver_storage.VERStorage` at
-rollout and episode starts and computes each env's importance weight; the
-returns of the sequences are the updater's targets step's
+VER paper, section 2.2.  After collection, upstream's ``compute_returns``
+(:class:`~habitat_ver.storage.return_steps.StepsForReturns`) has
+:meth:`VERLearning.lay_out_steps` cut the learnable steps of
+:class:`~habitat_ver.storage.ver_storage.VERStorage` at rollout and episode
+starts and compute each env's importance weight; the returns of the
+sequences are the updater's targets step's
 (:meth:`VERLearning.return_steps`, :meth:`VERLearning.store_returns`);
 :meth:`VERLearning.data_generator` (once per epoch)
 shuffles the sequences and packs ``B`` minibatches of exactly ``T * N / B``
@@ -23,11 +25,11 @@ from torch import Tensor
 
 from habitat_ver.algo.importance import truncated_importance_weights
 from habitat_ver.storage import minibatch as mb
-from habitat_ver.storage.return_steps import RolloutSteps, fill_on_compute
+from habitat_ver.storage.return_steps import RolloutSteps, StepsForReturns
 from habitat_ver.storage.stale_fill import with_stale_sequences
 
 
-class VERLearning:
+class VERLearning(StepsForReturns):
     """The learning half of :class:`~habitat_ver.storage.ver_storage.VERStorage`.
 
     It reads what the storage's collection wrote: ``buffers`` (per-step
@@ -62,23 +64,10 @@ class VERLearning:
         """The counter ``key``: ``num_slots`` ``[1]``, the others ``[N]``."""
         return cast(Tensor, self._counters[key])
 
-    def compute_returns(
-        self,
-        next_value: Optional[Tensor] = None,
-        use_gae: bool = True,
-        gamma: float = 0.99,
-        tau: float = 0.95,
-    ) -> None:
-        """Upstream's contract, after collection: cuts the learnable steps
-        into sequences (the plan :meth:`data_generator` and
-        :meth:`return_steps` follow), records each sequence's bootstrap value
-        and fills ``is_coeffs``.  The returns are the targets step's.
-
-        ``use_gae``, ``gamma`` and ``tau`` are unused (upstream's signature):
-        the targets step reads the same ``rl.ppo`` keys from the config.  For
-        an updater without a targets step the trainer hands this storage the
-        run's estimator, which fills the returns here
-        (:func:`~habitat_ver.storage.return_steps.fill_on_compute`).
+    def lay_out_steps(self, next_value: Optional[Tensor], use_gae: bool) -> None:
+        """Cuts the learnable steps into sequences (the plan
+        :meth:`data_generator` and :meth:`return_steps` follow), records each
+        sequence's bootstrap value and fills ``is_coeffs``; ``use_gae`` is unused.
 
         Args:
             next_value: optional ``[N, 1]`` bootstrap value per env; None uses
@@ -114,7 +103,6 @@ class VERLearning:
         self._plan = with_stale_sequences(
             plan, stale, *(self._slot(k) for k in ("env_ids", "step_ids", "episode_starts"))
         )
-        fill_on_compute(self)
 
     def return_steps(self) -> RolloutSteps:
         """The fresh learnable steps as back-to-back sequences (stale steps

@@ -119,9 +119,6 @@ class VERStorage(VERLearning, Storage):
         self._plan: Optional[mb.SlotSequences] = None
         self._fresh_plan: Optional[mb.SlotSequences] = None
         self._bootstrap_values: Optional[Tensor] = None
-        # The run's estimator where the updater has no targets step (see
-        # habitat_ver.storage.return_steps.fill_on_compute); None otherwise.
-        self.returns_for_readers: Optional[Any] = None
 
     # ------------------------------------------------------------ collection
     @property

@@ -65,6 +65,7 @@ from habitat_ver.distributed.preemption_rule import (
     build_preemption_rule,
     preemption_rule_names,
 )
+from habitat_ver.storage.return_steps import StepsForReturns
 from habitat_ver.system import stop_signals
 from habitat_ver.system.env_pool import EnvPool, SharedBufferPool
 from habitat_ver.system.spare_cores import SpareCores
@@ -288,14 +289,15 @@ class HabitatVerTrainer(CheckpointingTrainer):
 
     def _init_return_estimator(self) -> None:
         """Gives the run's return estimator to the updater as its targets
-        step; an updater without one (upstream's ``PPO``, ``HRLPPO``) reads
-        returns from the storage, so our storages get it instead and fill the
-        returns through it in upstream's ``compute_returns``."""
+        step.  An updater without one (upstream's ``PPO``, ``HRLPPO``) reads
+        returns from the storage: our storage gets the same step instead and
+        runs it in ``compute_returns``, which upstream's loop calls before
+        the update (:class:`~habitat_ver.storage.return_steps.StepsForReturns`)."""
         targets = build_return_estimator(self.return_estimator(), self.config)
         updater, rollouts = self._agent.updater, self._agent.rollouts
         if isinstance(updater, PPOUpdater):
             updater.use_targets(targets)
-        elif isinstance(targets, RolloutTargets) and hasattr(rollouts, "returns_for_readers"):
+        elif isinstance(targets, RolloutTargets) and isinstance(rollouts, StepsForReturns):
             rollouts.returns_for_readers = targets
 
     def preemption_policy(self) -> str:

@@ -6,12 +6,12 @@ arithmetic is :mod:`habitat_ver.algo.gae`'s, which agrees with
 habitat-baselines' ``RolloutStorage.compute_returns`` bit for bit.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from torch import Tensor
 
-from habitat_ver.algo.gae import compute_discounted_returns, compute_gae, compute_gae_sequences
+from habitat_ver.algo.gae import compute_discounted_returns, compute_gae
 from habitat_ver.storage.return_steps import RolloutSteps
 from habitat_ver.updaters.targets import RolloutTargets
 
@@ -74,15 +74,7 @@ class GAETargets(RolloutTargets):
         )
 
     def sequence_returns(self, steps: RolloutSteps) -> Tensor:
-        assert steps.lengths is not None, "time-major steps go to returns()"
-        _, returns = compute_gae_sequences(
-            steps.rewards,
-            steps.values,
-            steps.dones,
-            steps.bootstrap_values,
-            steps.lengths,
-            gamma=self.gamma,
-            gae_lambda=self.gae_lambda if self.use_gae else 1.0,
-            **steps.truncation(),
-        )
-        return returns
+        # Without use_gae, VER's sequences take GAE with lambda = 1 (as VER's
+        # storage always did), equal to the discounted returns up to rounding.
+        gae = self if self.use_gae else replace(self, gae_lambda=1.0, use_gae=True)
+        return RolloutTargets.sequence_returns(gae, steps)

@@ -15,6 +15,13 @@ is how a minibatch gets its ``advantages`` and ``returns``, a
 * ``vtrace`` (``appo``; :class:`~habitat_ver.updaters.vtrace_targets.VTraceTargets`):
   recomputed on every minibatch from the current critic and policy.
 
+This is the only code that computes returns of our storages.  An updater
+without a targets step (upstream's ``PPO``, ``HRLPPO``) reads them from the
+storage: the trainer then hands the storage the run's :class:`RolloutTargets`,
+and the storage's ``compute_returns`` (upstream's contract, which upstream's
+loop calls before the update) runs it
+(:class:`~habitat_ver.storage.return_steps.StepsForReturns`).
+
 ``auto`` (the default) is the first estimator registered for the trainer's
 kind.  A new estimator is a class in a file of its own -- usually a
 :class:`RolloutTargets` with one method, :meth:`RolloutTargets.returns` --
@@ -100,9 +107,14 @@ class RolloutTargets(TargetsStep):
 
         Shapes:
             steps: ``[S, 1]`` tensors, bootstrap ``[K, 1]``; returns ``[S, 1]``.
+
+        Raises:
+            ValueError: ``lengths`` is not a non-empty 1-D tensor of positive
+                lengths, or the steps do not have ``sum(lengths)`` rows.
         """
         lengths = steps.lengths
         assert lengths is not None, "time-major steps go to returns()"
+        _check_sequences(steps, lengths)
         cut = steps.truncated
         grid = RolloutSteps(
             to_end_aligned_grid(steps.rewards, lengths, 0.0),
@@ -145,6 +157,20 @@ class RolloutTargets(TargetsStep):
         self, batch: Dict[str, Any], values: Tensor, log_probs: Tensor, entropy: Tensor
     ) -> Evaluated:
         return values, log_probs, entropy
+
+
+def _check_sequences(steps: RolloutSteps, lengths: Tensor) -> None:
+    """Raises ValueError unless ``lengths`` cut ``steps`` into sequences."""
+    if lengths.dim() != 1 or lengths.shape[0] == 0 or bool((lengths < 1).any()):
+        raise ValueError(
+            f"lengths must be a non-empty 1-D tensor of positive lengths; got {lengths.tolist()}"
+        )
+    if int(lengths.sum()) != steps.rewards.shape[0] or steps.values.shape != steps.rewards.shape:
+        raise ValueError(
+            f"rewards {tuple(steps.rewards.shape)} and values "
+            f"{tuple(steps.values.shape)} must have sum(lengths) = "
+            f"{int(lengths.sum())} rows and equal shapes"
+        )
 
 
 # ------------------------------------------------------------------ registry

@@ -133,6 +133,13 @@ def test_uses_upstream_constructor_and_data_generator():
     assert batches[0]["returns"].shape == (NUM_STEPS * NUM_ENVS // 2, 1)
 
 
+def test_compute_returns_needs_the_value_after_the_last_step():
+    storage = _make(LockstepRolloutStorage)
+    _fill([storage], 0, NUM_STEPS, double_buffered=False)
+    with pytest.raises(ValueError, match=r"needs next_value, the value after the last step"):
+        storage.compute_returns(None, True, 0.99, 0.95)
+
+
 def test_advantage_statistics_cover_only_the_rows_learnt_on():
     # Rollout 1: T=3 full steps (their rows stay in the buffer). Rollout 2 is
     # preempted after 1 step: values [1, 3], rewards [2, 1], not done,

@@ -16,8 +16,9 @@ from habitat_baselines.rl.models.rnn_state_encoder import (
     build_pack_info_from_episode_ids,
     build_rnn_state_encoder,
 )
-from habitat_ver.algo.gae import compute_gae, compute_gae_sequences
+from habitat_ver.algo.gae import compute_gae
 from habitat_ver.policies.compact_policy import CompactPolicy
+from habitat_ver.storage.return_steps import RolloutSteps
 from habitat_ver.storage.rollout_storage import LockstepRolloutStorage
 from habitat_ver.storage.ver_storage import VERStorage
 from habitat_ver.updaters.ppo import PPOUpdater
@@ -245,13 +246,20 @@ def test_equal_counts_give_unit_weights_and_skewed_counts_are_truncated():
     assert w == pytest.approx({0: 0.6, 1: 2.0})
 
 
+def _sequence_gae(r, v, d, boot, lengths, gamma, gae_lambda):
+    """(advantages, returns) of back-to-back sequences, by the run's estimator."""
+    steps = RolloutSteps(r, v, d, boot, lengths=lengths)
+    ret = GAETargets(gamma, gae_lambda).sequence_returns(steps)
+    return ret - v, ret
+
+
 def test_sequence_gae_equals_loop_reference():
     # Three sequences of lengths 2, 1, 3; the second ends its episode.
     g = torch.Generator().manual_seed(0)
     r, v = torch.randn(6, 1, generator=g), torch.randn(6, 1, generator=g)
     d = torch.tensor([[False], [False], [True], [False], [True], [False]])
     boot = torch.randn(3, 1, generator=g)
-    adv, ret = compute_gae_sequences(r, v, d, boot, torch.tensor([2, 1, 3]), 0.9, 0.7)
+    adv, ret = _sequence_gae(r, v, d, boot, torch.tensor([2, 1, 3]), 0.9, 0.7)
     expected = []
     for start, length, k in ((0, 2, 0), (2, 1, 1), (3, 3, 2)):
         a, nv, part = 0.0, boot[k, 0], []
@@ -264,9 +272,9 @@ def test_sequence_gae_equals_loop_reference():
     torch.testing.assert_close(adv[:, 0], torch.stack(expected))
     torch.testing.assert_close(ret, adv + v)
     # Same bits as compute_gae on one column when there is a single sequence.
-    a1, _ = compute_gae(r.view(6, 1, 1), v.view(6, 1, 1), d.view(6, 1, 1), boot[2:], 0.9, 0.7)
-    a2, _ = compute_gae_sequences(r, v, d, boot[2:], torch.tensor([6]), 0.9, 0.7)
-    assert torch.equal(a1.view(6, 1), a2)
+    _, r1 = compute_gae(r.view(6, 1, 1), v.view(6, 1, 1), d.view(6, 1, 1), boot[2:], 0.9, 0.7)
+    _, r2 = _sequence_gae(r, v, d, boot[2:], torch.tensor([6]), 0.9, 0.7)
+    assert torch.equal(r1.view(6, 1), r2)
 
 
 # --------------------------------------------------- upstream's cut-tail bug
@@ -471,6 +479,28 @@ def test_error_paths():
     s.insert_first_observations({})  # habitat's trainer calls it; a no-op here
     with pytest.raises(NotImplementedError, match="insert"):
         s.advance_rollout()
+
+
+def test_compute_returns_runs_the_targets_step_it_was_handed_and_the_next_storage_keeps_it():
+    # For an updater without a targets step (upstream's PPO) the trainer hands
+    # the storage the run's step: compute_returns fills what fill_returns does.
+    handed, by_hand = _storage(3, 2), _storage(3, 2)
+    handed.returns_for_readers = GAETargets(GAMMA, LAMBDA)
+    for s in (handed, by_hand):
+        torch.manual_seed(0)  # the Collector draws values and rewards from torch's RNG
+        c = Collector(s, 0, 0.3)
+        c.insert([0, 1])
+        c.rollout(np.array([1.0, 0.5]))
+        s.compute_returns(None, True, GAMMA, LAMBDA)
+    assert torch.isnan(by_hand.buffers["returns"]).all()  # compute_returns stores no returns
+    GAETargets(GAMMA, LAMBDA).fill_returns(by_hand)
+    torch.testing.assert_close(
+        handed.buffers["returns"], by_hand.buffers["returns"], rtol=0, atol=0, equal_nan=True
+    )
+    assert torch.isfinite(handed.buffers["returns"]).sum() == 6  # T * N learnable steps
+    nxt = _storage(3, 2)
+    nxt.continue_from(handed)
+    assert nxt.returns_for_readers == GAETargets(GAMMA, LAMBDA)
 
 
 def _returns_by_step(storage):

@@ -10,11 +10,11 @@ from gym import spaces
 import habitat_ver  # noqa: F401  (sim-free mode before habitat imports)
 from habitat_baselines.common.rollout_storage import RolloutStorage
 
+from habitat_ver.algo.gae import compute_gae
 from habitat_ver.storage.return_steps import RolloutSteps
 from habitat_ver.storage.rollout_storage import LockstepRolloutStorage
 from habitat_ver.updaters.gae_targets import GAETargets
 from habitat_ver.updaters.targets import (
-    RolloutTargets,
     build_return_estimator,
     register_return_estimator,
     resolve_return_estimator,
@@ -72,9 +72,49 @@ def test_sequences_reach_a_time_major_estimator_through_the_grid():
     assert RewardToGo().sequence_returns(ended).view(-1).tolist() == [1.0, 2.0, 4.0]
 
 
-def test_gae_on_the_grid_equals_gae_on_sequences_bit_for_bit():
-    # GAETargets keeps compute_gae_sequences for sequences; the base class's
-    # grid path (RolloutTargets.sequence_returns) gives the same bits.
+def _gae_loop(steps, gamma, gae_lambda):
+    """Reference: GAE's returns written plainly, one sequence and one step at
+    a time (Schulman et al. 2016, eq. 16, cut at episode ends)."""
+    returns, start = [], 0
+    for k, length in enumerate(steps.lengths.tolist()):
+        advantage, next_value, part = 0.0, float(steps.bootstrap_values[k]), []
+        for i in reversed(range(start, start + length)):
+            not_done = 0.0 if bool(steps.dones[i]) else 1.0
+            value = float(steps.values[i])
+            delta = float(steps.rewards[i]) + gamma * next_value * not_done - value
+            advantage = delta + gamma * gae_lambda * not_done * advantage
+            part.append(advantage + value)
+            next_value = value
+        returns += reversed(part)
+        start += length
+    return torch.tensor(returns).view(-1, 1)
+
+
+def _gae_of_each_sequence(steps, gamma, gae_lambda):
+    """Reference: compute_gae on every sequence alone, as a one-env time-major
+    rollout, the results back to back."""
+    returns, start = [], 0
+    for k, length in enumerate(steps.lengths.tolist()):
+        rows = slice(start, start + length)
+        _, ret = compute_gae(
+            steps.rewards[rows, None],
+            steps.values[rows, None],
+            steps.dones[rows, None],
+            steps.bootstrap_values[k : k + 1],
+            gamma,
+            gae_lambda,
+        )
+        returns.append(ret[:, 0])
+        start += length
+    return torch.cat(returns)
+
+
+@pytest.mark.parametrize("use_gae", [True, False])
+def test_gae_on_sequences_is_the_reference_loop_and_gae_of_each_sequence_bit_for_bit(use_gae):
+    # VER's sequences go through the grid (RolloutTargets.sequence_returns)
+    # into compute_gae: the plain loop's numbers, and each sequence gets
+    # exactly the bits of compute_gae on its own steps.  Without use_gae they
+    # take GAE with lambda = 1.
     g = torch.Generator().manual_seed(0)
     lengths = torch.tensor([3, 1, 5, 2])
     s = int(lengths.sum())
@@ -85,8 +125,52 @@ def test_gae_on_the_grid_equals_gae_on_sequences_bit_for_bit():
         torch.randn(4, 1, generator=g),
         lengths=lengths,
     )
-    gae = GAETargets(0.9, 0.8)
-    assert torch.equal(gae.sequence_returns(steps), RolloutTargets.sequence_returns(gae, steps))
+    gae_lambda = 0.8 if use_gae else 1.0
+    returns = GAETargets(0.9, 0.8, use_gae=use_gae).sequence_returns(steps)
+    torch.testing.assert_close(returns, _gae_loop(steps, 0.9, gae_lambda))
+    assert torch.equal(returns, _gae_of_each_sequence(steps, 0.9, gae_lambda))
+
+
+def test_sequences_with_a_time_limit_cut_give_the_time_major_numbers():
+    # tests/algo/test_gae.py's hand example (T=3, N=2, gamma = lambda = 0.5;
+    # env 0 cut by a time limit after t=1, the state after the cut valued 6)
+    # stored as two sequences back to back, env 0 then env 1: returns
+    # env 0 [2.5, 5, 5], env 1 [0.4375, 0.75, 2].
+    rewards = torch.tensor([[1.0], [2.0], [3.0], [0.0], [0.0], [1.0]])
+    values = torch.tensor([[0.5], [1.0], [2.0], [1.0], [1.0], [1.0]])
+    dones = torch.tensor([[False], [True], [False], [False], [False], [False]])
+    after_cut = torch.full_like(values, float("nan"))  # read only where cut
+    after_cut[1] = 6.0
+    steps = RolloutSteps(
+        rewards,
+        values,
+        dones,
+        torch.tensor([[4.0], [2.0]]),
+        lengths=torch.tensor([3, 3]),
+        truncated=dones.clone(),
+        truncation_values=after_cut,
+    )
+    returns = GAETargets(0.5, 0.5).sequence_returns(steps)
+    torch.testing.assert_close(returns.view(-1), torch.tensor([2.5, 5.0, 5.0, 0.4375, 0.75, 2.0]))
+
+
+@pytest.mark.parametrize(
+    "lengths, match",
+    [
+        (torch.tensor([2, 0, 1]), "positive lengths; got \\[2, 0, 1\\]"),
+        (torch.tensor([2, 2]), "sum\\(lengths\\) = 4 rows"),
+    ],
+)
+def test_sequences_that_do_not_cut_the_steps_are_one_named_error(lengths, match):
+    steps = RolloutSteps(
+        torch.zeros(3, 1),
+        torch.zeros(3, 1),
+        torch.zeros(3, 1, dtype=torch.bool),
+        torch.zeros(2, 1),
+        lengths=lengths,
+    )
+    with pytest.raises(ValueError, match=match):
+        GAETargets().sequence_returns(steps)
 
 
 def _filled(cls, seed=0, steps=5, envs=3):
