@@ -27,7 +27,7 @@ from habitat_baselines.rl.ppo.policy import Net, NetPolicy
 
 from habitat_ver.config.aux_losses import check_aux_losses_fit
 from habitat_ver.config.errors import ConfigError
-from habitat_ver.policies.agent_config import agent_policy_config
+from habitat_ver.policies.agent_config import agent_policy_config, policy_observation_space
 
 if TYPE_CHECKING:
     from omegaconf import DictConfig
@@ -268,7 +268,7 @@ class CompactPolicy(NetPolicy):
     ) -> "CompactPolicy":
         policy_config = agent_policy_config(config, agent_name)
         return cls(
-            observation_space=observation_space,
+            observation_space=policy_observation_space(config, observation_space),
             action_space=action_space,
             hidden_size=config.habitat_baselines.rl.ppo.hidden_size,
             rnn_type=config.habitat_baselines.rl.ddppo.rnn_type,

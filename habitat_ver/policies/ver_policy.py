@@ -37,7 +37,7 @@ from habitat_baselines.rl.ppo.policy import (
 from habitat_ver.config.aux_losses import check_aux_losses_fit
 from habitat_ver.config.schema import section_or_default
 from habitat_ver.config.ver_policy import VERPolicyConfig
-from habitat_ver.policies.agent_config import agent_policy_config
+from habitat_ver.policies.agent_config import agent_policy_config, policy_observation_space
 from habitat_ver.policies.action_heads import (
     ActionHead,
     flat_action_space,
@@ -364,7 +364,7 @@ class VERPolicy(NetPolicy):
         policy_config = agent_policy_config(config, agent_name)
         ver_config = section_or_default(config, "ver_policy", VERPolicyConfig)
         return cls(
-            observation_space=observation_space,
+            observation_space=policy_observation_space(config, observation_space),
             action_space=action_space,
             hidden_size=baselines.rl.ppo.hidden_size,
             rnn_type=baselines.rl.ddppo.rnn_type,
