@@ -1,7 +1,7 @@
 """Start-up of a run's env workers: N envs against one, on the real simulator (not a test).
 
 Issue 29, item 4.  Builds ``ver``'s env workers
-(:class:`~habitat_ver.system.worker_pool.EnvWorkerPool`, one process per env,
+(:class:`~habitat_ver.system.per_env_pool.PerEnvPool`, one process per env,
 all built at once) for a config at each ``--envs`` count, and reports the
 seconds until every env has reported its spaces and until every env has been
 reset, and the ratio of each count's start-up to one env's.  Rounds alternate
@@ -21,7 +21,7 @@ from typing import Dict, List
 import habitat_ver  # noqa: F401  (sim-free mode before habitat imports)
 from habitat_ver.config.compose import get_config
 from habitat_ver.envs.factory import env_builders
-from habitat_ver.system.worker_pool import EnvWorkerPool
+from habitat_ver.system.per_env_pool import PerEnvPool
 
 OUR_FACTORY = "habitat_ver.envs.factory.VerVectorEnvFactory"
 
@@ -36,7 +36,7 @@ def start_up(config_name: str, num_envs: int) -> Dict[str, float]:
         ],
     )
     start = time.monotonic()
-    pool = EnvWorkerPool([make for _, make in env_builders(config)])
+    pool = PerEnvPool([make for _, make in env_builders(config)])
     try:
         built = time.monotonic() - start
         pool.reset()

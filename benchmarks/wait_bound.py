@@ -97,7 +97,7 @@ def measured_limit(straggler: Any, num_envs: int, seconds: float) -> Dict[str, f
 def env_ceiling(
     config: str, overrides: List[str], seconds: float, with_inference: bool = False
 ) -> Dict[str, float]:
-    """Steps/s of the workload's own envs, each in its :class:`EnvWorkerPool`
+    """Steps/s of the workload's own envs, each in its :class:`PerEnvPool`
     worker, answered at once with a fixed action (no policy, no storage).
 
     With ``with_inference`` each ready batch is answered by the config's
@@ -113,13 +113,13 @@ def env_ceiling(
 
     from habitat_ver.config.compose import get_config
     from habitat_ver.envs.factory import env_builders
-    from habitat_ver.system.worker_pool import EnvWorkerPool
+    from habitat_ver.system.per_env_pool import PerEnvPool
 
     cfg = get_config(config, overrides)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        with EnvWorkerPool([make for _, make in env_builders(cfg)]) as pool:
+        with PerEnvPool([make for _, make in env_builders(cfg)]) as pool:
             answer = _inference(cfg, pool) if with_inference else _fixed_action(pool)
             pool.reset()
             answer(torch.arange(pool.num_envs), True)

@@ -79,6 +79,7 @@ def register_all() -> None:
     _register_habitat_classes()
     _register_preemption_rules()
     _register_return_estimators()
+    _register_env_pools()
     register_configs()
     _DONE = True
 
@@ -115,6 +116,23 @@ def _register_return_estimators() -> None:
 
     register_return_estimator("gae", GAETargets.from_config, trainers=("ddppo", "ver"))
     register_return_estimator("vtrace", VTraceTargets.from_config, trainers=("appo",))
+
+
+def _register_env_pools() -> None:
+    """The env pools a trainer's ``ENV_POOL`` names (our own registry), each
+    with the protocol it provides."""
+    from habitat_ver.envs.pools import grouped_pool, per_env_pool
+    from habitat_ver.system.env_pool import (
+        LOCKSTEP,
+        AsyncEnvPool,
+        AsyncGroupPool,
+        VectorEnvPool,
+        register_env_pool,
+    )
+
+    register_env_pool(LOCKSTEP, VectorEnvPool)  # upstream's _init_envs builds it
+    register_env_pool("per_env", AsyncEnvPool, per_env_pool)
+    register_env_pool("grouped", AsyncGroupPool, grouped_pool)
 
 
 def _registrations():

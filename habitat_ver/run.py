@@ -39,7 +39,7 @@ from habitat_ver.common.run_lock import FolderInUseError
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
 from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.search_path import ConfigTreeSearchPath
-from habitat_ver.system.worker_pool import EnvWorkerError
+from habitat_ver.system.worker_processes import EnvWorkerError
 
 # Errors that mean "this run cannot start as configured": reported in one line.
 USER_ERRORS = (

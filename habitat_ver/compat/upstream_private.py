@@ -55,7 +55,7 @@ class UpstreamName(NamedTuple):
 
 
 UPSTREAM_PRIVATE: Tuple[UpstreamName, ...] = (
-    UpstreamName(PPO_TRAINER, "_init_envs", "hook", "trainers/base, ver, appo"),
+    UpstreamName(PPO_TRAINER, "_init_envs", "hook", "trainers/base"),
     UpstreamName(PPO_TRAINER, "_init_train", "hook", "trainers/appo, base, ver"),
     UpstreamName(PPO_TRAINER, "_create_agent", "hook", "trainers/appo, base, ver"),
     UpstreamName(PPO_TRAINER, "_collect_environment_result", "hook", "trainers/ddppo"),
@@ -86,14 +86,14 @@ UPSTREAM_PRIVATE: Tuple[UpstreamName, ...] = (
     UpstreamName(AGENT_MANAGER, "_config", "state", "trainers/ver_agent"),
     UpstreamName(AGENT_MANAGER, "_device", "state", "trainers/ver_agent"),
     UpstreamName(AGENT_MANAGER, "_rollouts", "state", "trainers/ver_agent"),
-    UpstreamName(VECTOR_ENV, "_worker_env", "hook", "system/vector_env"),
-    UpstreamName(VECTOR_ENV, "_spawn_workers", "hook", "system/vector_env"),
-    UpstreamName(VECTOR_ENV, "_workers", "state", "system/vector_env"),
-    UpstreamName(VECTOR_ENV, "_is_closed", "state", "system/vector_env"),
-    UpstreamName(VECTOR_ENV, "_batch_renderer", "state", "system/vector_env"),
-    UpstreamName(READ_WRAPPER, "read_fn", "state", "system/vector_env"),
-    UpstreamName(READ_WRAPPER, "rank", "state", "system/vector_env"),
-    UpstreamName(READ_WRAPPER, "is_waiting", "state", "system/vector_env"),
+    UpstreamName(VECTOR_ENV, "_worker_env", "hook", "system/lockstep_pool"),
+    UpstreamName(VECTOR_ENV, "_spawn_workers", "hook", "system/lockstep_pool"),
+    UpstreamName(VECTOR_ENV, "_workers", "state", "system/lockstep_pool"),
+    UpstreamName(VECTOR_ENV, "_is_closed", "state", "system/lockstep_pool"),
+    UpstreamName(VECTOR_ENV, "_batch_renderer", "state", "system/lockstep_pool"),
+    UpstreamName(READ_WRAPPER, "read_fn", "state", "system/lockstep_pool"),
+    UpstreamName(READ_WRAPPER, "rank", "state", "system/lockstep_pool"),
+    UpstreamName(READ_WRAPPER, "is_waiting", "state", "system/lockstep_pool"),
     # PPO.update's per-minibatch step, split into named hooks by our updater.
     UpstreamName(PPO, "_update_from_batch", "hook", "updaters/ppo"),
     UpstreamName(PPO, "_set_grads_to_none", "call", "updaters/ppo"),

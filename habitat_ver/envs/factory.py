@@ -11,7 +11,7 @@ Compared with upstream's ``HabitatVectorEnvFactory`` it
   crashes with ``ReadonlyConfigError`` for any explicit list of 2+ scenes);
 * makes the worker processes import :mod:`habitat_ver` first, so that they
   also run in sim-free mode;
-* returns a :class:`~habitat_ver.system.vector_env.GuardedVectorEnv`: an env
+* returns a :class:`~habitat_ver.system.lockstep_pool.LockstepPool`: an env
   that raises or hangs is named, stop signals work while one hangs, and no
   worker outlives the trainer.
 
@@ -37,7 +37,7 @@ from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.schema import hang_warning_seconds
 from habitat_ver.envs.builder import build_env, scenario_for
 from habitat_ver.system.stop_signals import worker_context
-from habitat_ver.system.vector_env import GuardedVectorEnv, ObservedThreadedVectorEnv
+from habitat_ver.system.lockstep_pool import LockstepPool, ObservedThreadedVectorEnv
 
 
 def split_scenes(scenes: Sequence[str], num_environments: int, seed: int) -> List[List[str]]:
@@ -154,7 +154,7 @@ class VerVectorEnvFactory(VectorEnvFactory):
                 workers_ignore_signals=workers_ignore_signals,
             )
         else:
-            envs = GuardedVectorEnv(
+            envs = LockstepPool(
                 make_env_fn=self.make_env,
                 env_fn_args=env_args,
                 workers_ignore_signals=workers_ignore_signals,

@@ -1,44 +1,74 @@
-"""What a trainer needs of its environments, whoever steps them.
+"""What a trainer needs of its environments, whoever steps them, and the
+registry of env pools it asks for them.
 
-Three pools stand behind a trainer's ``self.envs``: the lock-step
-:class:`~habitat_ver.system.vector_env.GuardedVectorEnv` (``ddppo`` and every
-evaluation), VER's :class:`~habitat_ver.system.worker_pool.EnvWorkerPool` and
-APPO's :class:`~habitat_ver.system.appo_rollout_worker.RolloutWorkerPool`.
+A trainer's ``self.envs`` is an env pool of a registered kind, named by the
+trainer's ``ENV_POOL`` (:func:`env_pool_kind`):
+
+* ``lockstep`` (``ddppo``, and every evaluation): every env steps at once,
+  :class:`~habitat_ver.system.lockstep_pool.LockstepPool`;
+* ``per_env`` (``ver``): each env steps on its own as soon as its action is
+  written, :class:`~habitat_ver.system.per_env_pool.PerEnvPool`;
+* ``grouped`` (``appo``): groups of envs step together,
+  :class:`~habitat_ver.system.grouped_pool.GroupedPool`.
+
 Upstream's ``PPOTrainer`` types the attribute as habitat's ``VectorEnv``, but
-what its shared code (and ours) calls on it is only :class:`EnvPool`.  The two
-asynchronous pools also share their results through
-:class:`~habitat_ver.system.shared_buffers.EnvSharedBuffers`:
-:class:`SharedBufferPool`, what a trainer needs to build its policy and
-storage from them.
-
-They step asynchronously, each in its own way, and each consumer is typed on
-what it calls: VER's collector
+what its shared code (and ours) calls on it is only :class:`EnvPool`.  Each
+consumer is typed on what it calls: upstream's lock-step loop and evaluator on
+:class:`VectorEnvPool`; VER's collector
 (:class:`~habitat_ver.system.ver_collector.VERCollector`) on
-:class:`AsyncEnvPool` (envs that step one by one, each as soon as its action
-is written), APPO's trainer and policy worker on :class:`AsyncGroupPool`
-(groups of envs that step together).  A new pool satisfies one of them (mypy
-checks ours below) and needs no change to its consumer.
+:class:`AsyncEnvPool`; APPO's trainer and policy worker on
+:class:`AsyncGroupPool`.  The two asynchronous protocols share their results
+through :class:`~habitat_ver.system.shared_buffers.EnvSharedBuffers`
+(:class:`SharedBufferPool`, what a trainer needs to build its policy and
+storage from them).
+
+Each registered kind says which protocol its pools satisfy (``provides``) and
+how one is built from a :class:`PoolSetup` (``build``; none for
+``lockstep``, which upstream's ``PPOTrainer._init_envs`` builds with the
+config's ``habitat_baselines.vector_env_factory``).  A builder's return type
+is that protocol, so mypy checks each pool against it where it is built (the
+lock-step module checks its own pool).  A trainer names the protocol its
+collection needs (``ENV_POOL_NEEDS``) and is refused a kind that does not
+provide it.  A new pool is a class in a file of its own, a builder, and one
+:func:`register_env_pool` call in :mod:`habitat_ver.registration`; a trainer
+steps it by naming it in ``ENV_POOL``, and nothing else changes.
 """
 
+from dataclasses import dataclass
 from typing import (
-    TYPE_CHECKING,
     Any,
     Callable,
+    ContextManager,
     List,
     Optional,
     Protocol,
+    Sequence,
     Tuple,
     runtime_checkable,
 )
 
 from torch import Tensor
 
+from habitat_ver.common.kind_registry import KindRegistry
 from habitat_ver.system.shared_buffers import EnvSharedBuffers
 
-if TYPE_CHECKING:  # the pools import nothing of this module; only mypy needs them
-    from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
-    from habitat_ver.system.vector_env import GuardedVectorEnv
-    from habitat_ver.system.worker_pool import EnvWorkerPool
+__all__ = [
+    "LOCKSTEP",
+    "AsyncEnvPool",
+    "AsyncGroupPool",
+    "EnvPool",
+    "PoolKind",
+    "PoolSetup",
+    "SharedBufferPool",
+    "VectorEnvPool",
+    "env_pool_kind",
+    "env_pool_names",
+    "register_env_pool",
+    "unregister_env_pool",
+]
+
+# The pool of every evaluation (upstream's evaluator steps a VectorEnv).
+LOCKSTEP = "lockstep"
 
 
 @runtime_checkable
@@ -60,6 +90,26 @@ class EnvPool(Protocol):
 
     def close(self) -> None:
         """Stop every worker; idempotent."""
+        ...
+
+
+@runtime_checkable
+class VectorEnvPool(EnvPool, Protocol):
+    """Envs that step together, as habitat's ``VectorEnv``: what upstream's
+    lock-step loop calls (``ddppo``), and the step results observed as it
+    reads them (:class:`~habitat_ver.system.lockstep_pool.ObservedVectorEnv`)."""
+
+    def async_step_at(self, index_env: int, action: Any) -> None:
+        """Send env ``index_env`` its action; it steps."""
+        ...
+
+    def wait_step_at(self, index_env: int) -> Any:
+        """That env's ``(observations, reward, done, info)``, once it stepped."""
+        ...
+
+    def observing_steps(self, observer: Callable[[int, Any], None]) -> ContextManager[None]:
+        """Within the block, each result :meth:`wait_step_at` reads goes to
+        ``observer(index_env, result)`` first."""
         ...
 
 
@@ -129,16 +179,89 @@ class AsyncGroupPool(SharedBufferPool, Protocol):
         ...
 
 
-if TYPE_CHECKING:
+@dataclass(frozen=True)
+class PoolSetup:
+    """What a pool is built from: this rank's envs of a run.
 
-    def _the_pools_conform(
-        ver: "EnvWorkerPool", appo: "RolloutWorkerPool", lockstep: "GuardedVectorEnv"
-    ) -> Tuple[EnvPool, EnvPool, EnvPool, SharedBufferPool, SharedBufferPool]:
-        """mypy's check that each pool satisfies its protocols (never called)."""
-        return ver, appo, lockstep, ver, appo
+    Attributes:
+        makers: ``(global env index, picklable zero-argument env builder)``
+            per env, in row order.
+        describe: row -> a short description (global index, scenario) for
+            messages.
+        hang_warning_s: seconds one env call may take before a warning names
+            the env (``habitat_baselines.env_workers.hang_warning_seconds``).
+        serial: run the envs in the trainer's process (tests, debugging).
+        config: the run's config, for settings of the pool's own.
+    """
 
-    def _the_async_pools_conform(
-        ver: "EnvWorkerPool", appo: "RolloutWorkerPool"
-    ) -> Tuple[AsyncEnvPool, AsyncGroupPool]:
-        """The same for the asynchronous protocols (never called)."""
-        return ver, appo
+    makers: Sequence[Tuple[int, Callable[[], Any]]]
+    describe: Callable[[int], str]
+    hang_warning_s: float
+    serial: bool
+    config: Any
+
+
+# setup -> pool; trainers adopt it as upstream's vector env (spaces, no rank-0 keys).
+PoolBuilder = Callable[[PoolSetup], SharedBufferPool]
+
+
+@dataclass(frozen=True)
+class PoolKind:
+    """One registered kind of env pool.
+
+    Attributes:
+        provides: the protocol its pools satisfy (one of this module's).
+        build: builds one; None: upstream's ``PPOTrainer._init_envs`` builds
+            it with the config's ``habitat_baselines.vector_env_factory``.
+    """
+
+    provides: type
+    build: Optional[PoolBuilder] = None
+
+
+_POOLS: KindRegistry[PoolKind] = KindRegistry("env pool")
+
+
+def register_env_pool(name: str, provides: type, build: Optional[PoolBuilder] = None) -> None:
+    """Make ``name`` a pool kind a trainer's ``ENV_POOL`` can name.
+
+    Args:
+        name: the kind's name.
+        provides: the protocol its pools satisfy; ``build`` returns it.
+        build: setup -> pool; None: built by upstream's set-up (see :class:`PoolKind`).
+
+    Raises:
+        ValueError: ``name`` is ``auto`` or already registered otherwise.
+    """
+    _POOLS.register(name, PoolKind(provides, build))
+
+
+def unregister_env_pool(name: str) -> None:
+    """Drop a registered kind (tests registering a toy one clean up with it)."""
+    _POOLS.unregister(name)
+
+
+def env_pool_names() -> Tuple[str, ...]:
+    """Registered kinds, in registration order."""
+    return _POOLS.names()
+
+
+def env_pool_kind(name: str, needs: type) -> PoolKind:
+    """The kind registered as ``name``, whose pools must satisfy ``needs``.
+
+    Raises:
+        KeyError: no kind of that name (the message lists the registered ones).
+        TypeError: its pools provide another protocol than ``needs``.
+    """
+    kind = _POOLS.builder(name)
+    if needs not in kind.provides.__mro__:
+        raise TypeError(
+            f"env pool {name!r} provides {kind.provides.__name__}, and {needs.__name__} "
+            f"is needed; kinds providing it: {_providing(needs)}"
+        )
+    return kind
+
+
+def _providing(needs: type) -> Tuple[str, ...]:
+    """The registered kinds whose pools satisfy ``needs``."""
+    return tuple(n for n in env_pool_names() if needs in _POOLS.builder(n).provides.__mro__)

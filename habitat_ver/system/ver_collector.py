@@ -1,7 +1,7 @@
 """VER's collection: dynamic batching over whichever envs are ready.
 
 VER paper, section 2.  Envs step in their own processes
-(:class:`~habitat_ver.system.worker_pool.EnvWorkerPool`) as soon as their
+(:class:`~habitat_ver.system.per_env_pool.PerEnvPool`) as soon as their
 action arrives; :class:`VERCollector` runs inference on every env whose result
 has arrived, all at once (up to all ``N``, waiting a little for
 ``min_batch_fraction * N`` of them), writes each step into
@@ -72,7 +72,7 @@ class VERCollector:
     Args:
         envs: the env workers (an
             :class:`~habitat_ver.system.env_pool.AsyncEnvPool`, e.g. an
-            :class:`~habitat_ver.system.worker_pool.EnvWorkerPool`).
+            :class:`~habitat_ver.system.per_env_pool.PerEnvPool`).
         min_batch_fraction: inference waits for this fraction of the envs...
         max_wait_ms: ...but no longer than this after the first result.
         device: where the policy runs.

@@ -1,15 +1,15 @@
 """What every pool of env worker processes does, whatever its workers run.
 
-VER's :class:`~habitat_ver.system.worker_pool.EnvWorkerPool` (one process per
+VER's :class:`~habitat_ver.system.per_env_pool.PerEnvPool` (one process per
 env, a pipe each) and APPO's
-:class:`~habitat_ver.system.appo_rollout_worker.RolloutWorkerPool` (one
+:class:`~habitat_ver.system.grouped_pool.GroupedPool` (one
 process per group of envs, queues) differ in how they talk to their workers;
 :class:`WorkerProcessPool` holds what they share: starting the processes (or
 running the envs in-process), checking that every env has env 0's spaces
 before the shared rows are allocated, noticing dead workers, reading the
 reports that are the pool's own (a failure, an env's info names, a hang) and
 a total, idempotent shutdown.  The lock-step
-:class:`~habitat_ver.system.vector_env.GuardedVectorEnv` uses the free
+:class:`~habitat_ver.system.lockstep_pool.LockstepPool` uses the free
 functions (:func:`end_processes`, :func:`warn_hung`, :func:`check_same_spaces`).
 """
 

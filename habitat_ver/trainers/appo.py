@@ -2,8 +2,9 @@
 
 Petrenko et al. 2020, sections 3.1-3.4.  Three parts run at once:
 
-* rollout workers (:mod:`habitat_ver.system.appo_rollout_worker`), processes
-  that only simulate, each stepping two groups of envs alternately;
+* rollout workers (the ``grouped`` env pool,
+  :mod:`habitat_ver.system.grouped_pool`), processes that only simulate, each
+  stepping two groups of envs alternately;
 * a policy worker (:mod:`habitat_ver.system.appo_policy_worker`), a thread of
   this process that batches inference over every group whose results
   arrived and writes trajectories of ``T = rl.ppo.num_steps`` steps into
@@ -21,8 +22,9 @@ version minus the step's) as ``system/policy_lag/mean`` and
 ``system/policy_lag/max`` and drops trajectories older than
 ``rl.appo.max_policy_lag``.  Set-up, checkpoints, resume, logging and
 evaluation are :class:`~habitat_ver.trainers.base.HabitatVerTrainer`'s (no
-preemption of slow ranks: one rank), through its hooks (``_init_envs``,
-``_create_agent``, ``_collect_rollout``, ``_update_agent``).
+preemption of slow ranks: one rank), through its hooks (``_create_agent``,
+``_collect_rollout``, ``_update_agent``) and its env pool by name
+(``ENV_POOL``).
 """
 
 import copy
@@ -32,7 +34,6 @@ from typing import Any, Dict, List, Optional
 from habitat import logger
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 
-from habitat_ver.config.appo import resolve_layout
 from habitat_ver.config.errors import check
 from habitat_ver.config.honoured_keys import (
     refuse_double_buffering,
@@ -40,15 +41,11 @@ from habitat_ver.config.honoured_keys import (
     require_gae_flag,
     require_our_updater,
 )
-from habitat_ver.config.schema import hang_warning_seconds
 from habitat_ver.config.upstream import use_our_updater, with_appo_defaults
 from habitat_ver.config.validate import several_ranks, validate_appo
-from habitat_ver.envs.builder import scenario_for
-from habitat_ver.envs.factory import env_builders
 from habitat_ver.system.appo_batch import TrajectoryBatch
 from habitat_ver.system.appo_buffers import SlotPool
 from habitat_ver.system.appo_policy_worker import PolicyWorker
-from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
 from habitat_ver.system.env_pool import AsyncGroupPool
 from habitat_ver.system.reward_guard import max_nonfinite_rewards
 from habitat_ver.trainers.appo_agent import AppoAgentAccessMgr
@@ -60,6 +57,9 @@ class AppoTrainer(HabitatVerTrainer):
 
     # What validation checks this trainer (and a subclass) as.
     TRAINER_KIND = "appo"
+
+    ENV_POOL = "grouped"
+    ENV_POOL_NEEDS = AsyncGroupPool
 
     def __init__(self, config: Any = None):
         super().__init__(config)
@@ -114,29 +114,6 @@ class AppoTrainer(HabitatVerTrainer):
         """Also fills in ``rl.appo``'s defaults (upstream configs lack it) and
         reads upstream's ``PPO`` updater as ours."""
         return use_our_updater(with_appo_defaults(super().adapt_config(config)))
-
-    def _init_envs(self, config: Any = None, is_eval: bool = False) -> None:
-        if is_eval:  # evaluation runs upstream's evaluator on a vector env
-            return super()._init_envs(config, is_eval)
-        config = self.config if config is None else config
-        appo = config.habitat_baselines.rl.appo
-        num_envs = config.habitat_baselines.num_environments
-        workers, groups = resolve_layout(num_envs, appo.num_rollout_workers, appo.num_env_groups)
-        logger.info(
-            f"habitat_ver: appo steps {num_envs} env(s) in {workers} rollout worker(s), "
-            f"{groups} env group(s) each (rl.appo.num_rollout_workers="
-            f"{appo.num_rollout_workers}, num_env_groups={appo.num_env_groups})"
-        )
-        self._use_env_workers(
-            RolloutWorkerPool(
-                env_builders(config),
-                workers,
-                groups,
-                describe=lambda i: f"global index {i}, {scenario_for(config, i)}",
-                serial=appo.serial,
-                hang_warning_s=hang_warning_seconds(config),
-            )
-        )
 
     def _create_agent(self, resume_state: Any, **kwargs: Any) -> Any:
         """Training: the trajectory slots as storage, V-trace targets."""

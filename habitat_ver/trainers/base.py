@@ -17,7 +17,8 @@ and may learn differently (``_update_agent``):
 
 Checkpoints and resume states are written and read by the layer below,
 :class:`~habitat_ver.trainers.checkpointing.CheckpointingTrainer`.
-``self.envs`` is any :class:`~habitat_ver.system.env_pool.EnvPool`.  The
+``self.envs`` is an :class:`~habitat_ver.system.env_pool.EnvPool` of the
+kind the trainer names in ``ENV_POOL`` (the pool registry).  The
 upstream private names this relies on are listed, with the releases checked,
 in :mod:`habitat_ver.compat.upstream_private`.
 """
@@ -65,9 +66,16 @@ from habitat_ver.distributed.preemption_rule import (
     build_preemption_rule,
     preemption_rule_names,
 )
+from habitat_ver.envs.pools import pool_setup
 from habitat_ver.storage.return_steps import StepsForReturns
 from habitat_ver.system import stop_signals
-from habitat_ver.system.env_pool import EnvPool, SharedBufferPool
+from habitat_ver.system.env_pool import (
+    LOCKSTEP,
+    EnvPool,
+    SharedBufferPool,
+    VectorEnvPool,
+    env_pool_kind,
+)
 from habitat_ver.system.spare_cores import SpareCores
 from habitat_ver.trainers.checkpointing import CheckpointingTrainer
 from habitat_ver.trainers.config_file import upstream_config_dump_dropped, write_config_file
@@ -112,6 +120,13 @@ class HabitatVerTrainer(CheckpointingTrainer):
     # habitat_baselines.distrib_preemption.policy: what "auto" means here (the
     # rules this trainer can run are those registered for its kind).
     DEFAULT_PREEMPTION = "none"
+    # The env pool training steps (a kind registered in
+    # habitat_ver.system.env_pool), and the protocol its collection needs of
+    # it; evaluation steps a lock-step pool (upstream's evaluator).
+    ENV_POOL = LOCKSTEP
+    ENV_POOL_NEEDS: type = VectorEnvPool
+    # Run the envs of a built pool in this process (tests); set by tests only.
+    serial_envs: bool = False
     # Whether this session logged an update's text lines yet (the first
     # update's are, whatever log_interval says).
     _update_lines_logged = False
@@ -164,8 +179,17 @@ class HabitatVerTrainer(CheckpointingTrainer):
         return use_our_env_factory(config)
 
     def _init_envs(self, config: Any = None, is_eval: bool = False) -> None:
+        """The env pool of kind ``ENV_POOL`` (evaluation: ``lockstep``),
+        built by its registered builder or by upstream's set-up."""
         # Evaluation may run a checkpoint's config, written by upstream.
         config = self.config if config is None else config
+        if is_eval:
+            kind = env_pool_kind(LOCKSTEP, needs=VectorEnvPool)
+        else:
+            kind = env_pool_kind(self.ENV_POOL, needs=self.ENV_POOL_NEEDS)
+        if kind.build is not None:
+            self._use_env_workers(kind.build(pool_setup(config, self.serial_envs)))
+            return
         # Envs built in this process (a single-env habitat VectorEnv's worker
         # thread) need the habitat-sim aliases too, not only the env workers.
         bridge_sim_api()
@@ -207,7 +231,7 @@ class HabitatVerTrainer(CheckpointingTrainer):
         )
 
     def _use_env_workers(self, pool: SharedBufferPool) -> None:
-        """Train on ``pool`` (our env worker processes) instead of upstream's
+        """Train on ``pool`` (a registered builder's) instead of upstream's
         vector env, with the attributes upstream's ``_init_envs`` sets."""
         upstream_private.adopt_env_pool(self, pool)
 

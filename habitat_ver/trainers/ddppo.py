@@ -8,7 +8,7 @@ registered for ``ddppo`` in :mod:`habitat_ver.distributed.preemption_rule`).
 
 Stepping is upstream's (``_compute_actions_and_step_envs``,
 ``_collect_environment_result``) on a
-:class:`~habitat_ver.system.vector_env.GuardedVectorEnv`; resume, checkpoints,
+:class:`~habitat_ver.system.lockstep_pool.LockstepPool`; resume, checkpoints,
 stop signals and progress are :class:`~habitat_ver.trainers.base.HabitatVerTrainer`'s.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 from habitat_ver.config.honoured_keys import refuse_appo_settings, refuse_overlap
 from habitat_ver.config.validate import check_minibatches_of_whole_envs
 from habitat_ver.distributed.preemption_rule import RolloutEnd, RolloutProgress
-from habitat_ver.system.vector_env import ObservedVectorEnv, StepRecord
+from habitat_ver.system.lockstep_pool import ObservedVectorEnv, StepRecord
 from habitat_ver.trainers.base import HabitatVerTrainer
 
 
@@ -79,7 +79,7 @@ class DDPPOTrainer(HabitatVerTrainer):
         """Upstream's, plus the step's time-limit cuts, read from each env's
         info as upstream's loop receives it, into the storage; every env's
         info gets the metrics any env of the step has (a
-        :class:`~habitat_ver.system.vector_env.StepRecord` observes the
+        :class:`~habitat_ver.system.lockstep_pool.StepRecord` observes the
         pool's step results)."""
         envs = self.envs
         if not isinstance(envs, ObservedVectorEnv):

@@ -1,7 +1,8 @@
 """The ``ver`` trainer: Variable Experience Rollout (VER paper, section 2).
 
 Environments step in their own processes as soon as their action arrives
-(:class:`~habitat_ver.system.worker_pool.EnvWorkerPool`); inference runs in the
+(the ``per_env`` env pool,
+:class:`~habitat_ver.system.per_env_pool.PerEnvPool`); inference runs in the
 trainer's process on every env whose result has arrived, all at once (dynamic
 batching up to ``max_batch``); each step lands in
 :class:`~habitat_ver.storage.ver_storage.VERStorage`.  A rollout ends after
@@ -18,8 +19,8 @@ class wires it to the storage and the policy, cuts rollouts of slow ranks
 (multi-rank preemption) and learns.  Everything else -- set-up, checkpoints,
 resume, logging, evaluation (upstream's vector env and evaluator) -- is the
 shared base's, :class:`~habitat_ver.trainers.base.HabitatVerTrainer`, through
-its named hooks (``_init_envs``, ``_create_agent``, ``_collect_rollout``,
-``_update_agent``): ``ver`` is a sibling of
+its named hooks (``_create_agent``, ``_collect_rollout``, ``_update_agent``)
+and its env pool by name (``ENV_POOL``): ``ver`` is a sibling of
 :class:`~habitat_ver.trainers.ddppo.DDPPOTrainer` and ``appo``, not a child
 of either.
 """
@@ -33,17 +34,15 @@ from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 from torch import Tensor
 
 from habitat_ver.config.honoured_keys import refuse_appo_settings, refuse_double_buffering
-from habitat_ver.config.schema import VERSystemConfig, hang_warning_seconds, section_or_default
+from habitat_ver.config.schema import VERSystemConfig, section_or_default
 from habitat_ver.config.upstream import use_ver_storage
 from habitat_ver.config.validate import check_minibatches_divide_the_rollout
 from habitat_ver.config.ver_overlap import AUTO, auto_overlaps
 from habitat_ver.distributed.preemption_rule import RolloutEnd, RolloutProgress
-from habitat_ver.envs.builder import scenario_for
-from habitat_ver.envs.factory import env_builders
 from habitat_ver.system.reward_guard import NonFiniteRewards, max_nonfinite_rewards
 from habitat_ver.system.shared_buffers import record_episode_stats
+from habitat_ver.system.env_pool import AsyncEnvPool
 from habitat_ver.system.ver_collector import VERCollector
-from habitat_ver.system.worker_pool import EnvWorkerPool
 from habitat_ver.trainers.base import HabitatVerTrainer
 from habitat_ver.trainers.ver_agent import VERAgentAccessMgr
 
@@ -63,8 +62,8 @@ class VERTrainer(HabitatVerTrainer):
 
     DEFAULT_PREEMPTION = "ver"
 
-    # Run the env workers in this process (tests); set by tests only.
-    serial_envs: bool = False
+    ENV_POOL = "per_env"
+    ENV_POOL_NEEDS = AsyncEnvPool
 
     @classmethod
     def check_config(cls, config: Any) -> None:
@@ -80,8 +79,7 @@ class VERTrainer(HabitatVerTrainer):
 
     def __init__(self, config: Any = None):
         super().__init__(config)
-        # Training's env workers and their collector (set up by _init_train).
-        self._pool: Optional[EnvWorkerPool] = None
+        # Training's collector (set up by _init_train).
         self._collector: Optional[VERCollector] = None
         # Whether each update of this process overlapped collection (for
         # overlap_rollouts_and_learn=auto, logged as system/overlap).
@@ -102,22 +100,8 @@ class VERTrainer(HabitatVerTrainer):
         """Also reads upstream's storage names as ``VERStorage``."""
         return use_ver_storage(super().adapt_config(config))
 
-    def _init_envs(self, config: Any = None, is_eval: bool = False) -> None:
-        if is_eval:  # evaluation runs upstream's evaluator on a vector env
-            return super()._init_envs(config, is_eval)
-        config = self.config if config is None else config
-        makers = env_builders(config)
-        first = makers[0][0]
-        self._pool = EnvWorkerPool(
-            [make for _, make in makers],
-            describe=lambda i: f"global index {first + i}, {scenario_for(config, first + i)}",
-            serial=self.serial_envs,
-            hang_warning_s=hang_warning_seconds(config),
-        )
-        self._use_env_workers(self._pool)
-
     def _create_agent(self, resume_state: Any, **kwargs: Any) -> Any:
-        if self._pool is None or self.envs is not self._pool:
+        if not isinstance(self.envs, AsyncEnvPool):
             return super()._create_agent(resume_state, **kwargs)  # evaluation
         return self._agent_with_own_storage(VERAgentAccessMgr, resume_state, **kwargs)
 
@@ -142,7 +126,7 @@ class VERTrainer(HabitatVerTrainer):
             info_names,
         )
 
-    def _make_collector(self, pool: EnvWorkerPool) -> VERCollector:
+    def _make_collector(self, pool: AsyncEnvPool) -> VERCollector:
         system = section_or_default(self.config, "ver_system", VERSystemConfig)
         return VERCollector(
             pool,
@@ -306,8 +290,8 @@ class VERTrainer(HabitatVerTrainer):
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:
         ver = self.config.habitat_baselines.rl.ver
         super()._init_train(resume_state)
-        if self._pool is not None:
-            self._collector = self._make_collector(self._pool)
+        if isinstance(self.envs, AsyncEnvPool):
+            self._collector = self._make_collector(self.envs)
         if ver.num_inference_workers > 1:
             logger.info(
                 f"habitat_baselines.rl.ver.num_inference_workers={ver.num_inference_workers}: "

@@ -10,8 +10,8 @@ import sys
 
 from habitat_ver.config.compose import get_config
 from habitat_ver.run import execute_exp
-from habitat_ver.system import appo_rollout_worker
-from habitat_ver.system.worker_pool import EnvWorkerError
+from habitat_ver.system import grouped_pool
+from habitat_ver.system.per_env_pool import EnvWorkerError
 from quiet_run import quiet_run  # copied beside this script
 
 
@@ -19,7 +19,7 @@ def main():
     out = sys.argv[2]
     scenarios = ["CartPole-v1", "RaisesOnThirdStep-v0", "CartPole-v1", "CartPole-v1"]
     if sys.argv[1] == "hangs_while_built":
-        appo_rollout_worker.START_TIMEOUT_S = 2.0
+        grouped_pool.START_TIMEOUT_S = 2.0
         scenarios[1] = "HangsWhileBuilt-v0"
     overrides = quiet_run(out, 4, 8, scenarios) + [
         "habitat_baselines.total_num_steps=-1",

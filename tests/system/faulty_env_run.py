@@ -1,6 +1,6 @@
 """Run by test_worker_pool.py in a fresh interpreter (not collected).
 
-Steps CartPole and an env that raises at its third step in an EnvWorkerPool
+Steps CartPole and an env that raises at its third step in a PerEnvPool
 and prints the error the pool raised.  Mode ``hangs_while_built``: the second
 env never finishes its construction, and the pool waits 2 s for it.
 """
@@ -14,8 +14,8 @@ import gym
 import torch
 
 import habitat_ver  # noqa: F401
-from habitat_ver.system import worker_pool
-from habitat_ver.system.worker_pool import EnvWorkerError, EnvWorkerPool
+from habitat_ver.system import per_env_pool
+from habitat_ver.system.per_env_pool import EnvWorkerError, PerEnvPool
 
 from faulty_envs import HangsWhileBuilt, RaisesOnThirdStep  # copied beside this script
 
@@ -24,10 +24,10 @@ def main() -> None:
     names = ["CartPole-v1", "RaisesOnThirdStep"]
     makers = [functools.partial(gym.make, "CartPole-v1"), RaisesOnThirdStep]
     if sys.argv[1] == "hangs_while_built":
-        worker_pool.START_TIMEOUT_S = 2.0
+        per_env_pool.START_TIMEOUT_S = 2.0
         names[1], makers[1] = "HangsWhileBuilt", HangsWhileBuilt
     try:
-        pool = EnvWorkerPool(makers, describe=lambda i: names[i], serial=sys.argv[1] == "serial")
+        pool = PerEnvPool(makers, describe=lambda i: names[i], serial=sys.argv[1] == "serial")
     except EnvWorkerError as error:
         print(f"ERROR: {error}")
         return

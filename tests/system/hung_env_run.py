@@ -23,8 +23,8 @@ import gym
 import torch
 
 import habitat_ver  # noqa: F401
-from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
-from habitat_ver.system.worker_pool import EnvWorkerPool
+from habitat_ver.system.grouped_pool import GroupedPool
+from habitat_ver.system.per_env_pool import PerEnvPool
 
 from faulty_envs import HangsOnThirdStep  # copied beside this script
 
@@ -35,7 +35,7 @@ MAKERS = [functools.partial(gym.make, "CartPole-v1"), HangsOnThirdStep]
 
 def ver_pool():
     """``(pool, send(ids), wait(timeout) -> ids)`` of VER's env workers."""
-    pool = EnvWorkerPool(MAKERS, describe=lambda i: NAMES[i], hang_warning_s=HANG_WARNING_S)
+    pool = PerEnvPool(MAKERS, describe=lambda i: NAMES[i], hang_warning_s=HANG_WARNING_S)
 
     def send(ids):
         pool.send_actions(torch.tensor(ids), torch.zeros(len(ids), 1, dtype=torch.long))
@@ -45,7 +45,7 @@ def ver_pool():
 
 def appo_pool():
     """The same over two rollout workers of one env (worker w steps env w)."""
-    pool = RolloutWorkerPool(
+    pool = GroupedPool(
         list(enumerate(MAKERS)), 2, 1, describe=lambda i: NAMES[i], hang_warning_s=HANG_WARNING_S
     )
     pool.buffers.actions.zero_()

@@ -21,7 +21,7 @@ from gym import spaces
 from habitat_ver.policies.compact_policy import CompactPolicy
 from habitat_ver.system.appo_buffers import SlotPool, TrajectoryBuffers
 from habitat_ver.system.appo_policy_worker import PolicyWorker
-from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool, split_groups
+from habitat_ver.system.grouped_pool import GroupedPool, split_groups
 from habitat_ver.system.reward_guard import NonFiniteRewardError
 
 EPISODE = 5  # the counting env's episode length
@@ -67,7 +67,7 @@ class CutCountingEnv(CountingEnv):
 
 
 def _worker(num_envs=4, num_workers=2, T=4, env_cls=CountingEnv, **kwargs):
-    pool = RolloutWorkerPool(
+    pool = GroupedPool(
         [(i, functools.partial(env_cls, i)) for i in range(num_envs)],
         num_workers,
         num_groups=2,

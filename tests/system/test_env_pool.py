@@ -7,10 +7,16 @@ import pytest
 
 from habitat_ver.config.compose import get_config
 from habitat_ver.envs.factory import VerVectorEnvFactory
-from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
-from habitat_ver.system.env_pool import AsyncEnvPool, AsyncGroupPool, EnvPool, SharedBufferPool
-from habitat_ver.system.vector_env import GuardedVectorEnv
-from habitat_ver.system.worker_pool import EnvWorkerPool
+from habitat_ver.system.env_pool import (
+    AsyncEnvPool,
+    AsyncGroupPool,
+    EnvPool,
+    SharedBufferPool,
+    VectorEnvPool,
+)
+from habitat_ver.system.grouped_pool import GroupedPool
+from habitat_ver.system.lockstep_pool import LockstepPool
+from habitat_ver.system.per_env_pool import PerEnvPool
 
 from .test_shared_buffers import CountingEnv
 
@@ -37,7 +43,7 @@ def test_the_protocol_refuses_what_lacks_a_member():
 
 
 def test_ver_env_workers_are_a_shared_buffer_pool():
-    with EnvWorkerPool([CountingEnv] * 3, serial=True) as pool:
+    with PerEnvPool([CountingEnv] * 3, serial=True) as pool:
         _check_pool(pool, 3)
         assert isinstance(pool, SharedBufferPool)
         assert tuple(pool.buffers.rewards.shape[:1]) == (3,)
@@ -48,7 +54,7 @@ def test_ver_env_workers_are_a_shared_buffer_pool():
 
 def test_appo_rollout_workers_are_a_shared_buffer_pool():
     makers = [(i, functools.partial(CountingEnv)) for i in range(4)]
-    pool = RolloutWorkerPool(makers, num_workers=2, num_groups=2, serial=True)
+    pool = GroupedPool(makers, num_workers=2, num_groups=2, serial=True)
     try:
         _check_pool(pool, 4)
         assert isinstance(pool, SharedBufferPool)
@@ -70,8 +76,9 @@ def test_the_lockstep_vector_env_is_an_env_pool(tmp_path):
     )
     envs = VerVectorEnvFactory().construct_envs(config)
     try:
-        assert isinstance(envs, GuardedVectorEnv)
+        assert isinstance(envs, LockstepPool)
         _check_pool(envs, 2)
+        assert isinstance(envs, VectorEnvPool)  # what upstream's lock-step loop calls
         # It shares no rows: trainers that need them build their own pools.
         assert not isinstance(envs, SharedBufferPool)
         assert not isinstance(envs, (AsyncEnvPool, AsyncGroupPool))

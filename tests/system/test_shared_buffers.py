@@ -8,7 +8,7 @@ import torch
 from gym import spaces
 
 from habitat_ver.system.shared_buffers import EnvSharedBuffers, InfoColumns
-from habitat_ver.system.worker_pool import EnvWorkerPool
+from habitat_ver.system.per_env_pool import PerEnvPool
 
 
 class CountingEnv(gym.Env):
@@ -45,7 +45,7 @@ def test_info_columns_are_stable_and_announce_new_names():
 
 
 def test_serial_pool_steps_writes_rows_and_info_metrics():
-    with EnvWorkerPool([CountingEnv, CountingEnv], serial=True) as pool:
+    with PerEnvPool([CountingEnv, CountingEnv], serial=True) as pool:
         pool.reset()
         for t in (1, 2, 3):
             pool.send_actions(torch.tensor([0, 1]), torch.tensor([[1], [0]]))

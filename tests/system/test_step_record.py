@@ -2,7 +2,7 @@
 
 import torch
 
-from habitat_ver.system.vector_env import ObservedVectorEnv, StepRecord
+from habitat_ver.system.lockstep_pool import ObservedVectorEnv, StepRecord
 
 
 def _envs_sending(results):

@@ -1,11 +1,11 @@
-"""GuardedVectorEnv's hang warning: an env's first answer waits for its
+"""LockstepPool's hang warning: an env's first answer waits for its
 construction, which gets a longer allowance than a step or reset."""
 
 import time
 
 import habitat_ver  # noqa: F401  (sim-free mode before habitat imports)
-from habitat_ver.system import vector_env
-from habitat_ver.system.vector_env import BUILD_WARNING_FACTOR, GuardedVectorEnv
+from habitat_ver.system import lockstep_pool
+from habitat_ver.system.lockstep_pool import BUILD_WARNING_FACTOR, LockstepPool
 
 LIMIT_S = 0.05
 
@@ -26,8 +26,8 @@ class _Connection:
 
 def _guarded(monkeypatch):
     warned = []
-    monkeypatch.setattr(vector_env, "warn_hung", lambda *args: warned.append(args))
-    envs = GuardedVectorEnv.__new__(GuardedVectorEnv)  # the receiving side only
+    monkeypatch.setattr(lockstep_pool, "warn_hung", lambda *args: warned.append(args))
+    envs = LockstepPool.__new__(LockstepPool)  # the receiving side only
     envs._describe, envs._hang_warning_s, envs._poll_s = (lambda i: "X"), LIMIT_S, 0.01
     envs._overdue, envs._answered = set(), set()
     envs._is_closed = True  # nothing for VectorEnv.__del__ to close

@@ -19,7 +19,7 @@ from habitat_ver.system.env_worker import (
     WorkerLink,
     decode_report,
 )
-from habitat_ver.system.worker_pool import EnvWorkerError, EnvWorkerPool
+from habitat_ver.system.per_env_pool import EnvWorkerError, PerEnvPool
 
 
 def test_reports_arrive_in_order_and_decode():
@@ -63,12 +63,12 @@ def test_receive_ends_once_the_trainer_is_gone(monkeypatch):
 def test_worker_that_dies_at_start_is_named():
     # Its pipe reaches end-of-file: no wait for the 300 s start timeout.
     with pytest.raises(EnvWorkerError, match=r"(?s)environment 1 .*exited with code 3"):
-        EnvWorkerPool([functools.partial(gym.make, "CartPole-v1"), functools.partial(os._exit, 3)])
+        PerEnvPool([functools.partial(gym.make, "CartPole-v1"), functools.partial(os._exit, 3)])
 
 
 @pytest.mark.multiproc
 def test_worker_killed_between_steps_ends_a_wait_without_timeout():
-    pool = EnvWorkerPool([functools.partial(gym.make, "CartPole-v1")] * 2)
+    pool = PerEnvPool([functools.partial(gym.make, "CartPole-v1")] * 2)
     try:
         pool.reset()
         pool.send_actions(torch.tensor([0]), torch.tensor([[1]]))

@@ -14,10 +14,10 @@ import os
 import torch
 
 import habitat_ver  # noqa: F401
-from habitat_ver.system.appo_rollout_worker import RolloutWorkerPool
+from habitat_ver.system.grouped_pool import GroupedPool
 from habitat_ver.system.stop_signals import worker_context
-from habitat_ver.system.vector_env import GuardedVectorEnv
-from habitat_ver.system.worker_pool import EnvWorkerPool
+from habitat_ver.system.lockstep_pool import LockstepPool
+from habitat_ver.system.per_env_pool import PerEnvPool
 
 from thread_probe_envs import ThreadProbeEnv  # copied beside this script
 
@@ -51,7 +51,7 @@ def names_below(root=None):
 
 
 def ver_env_workers():
-    with EnvWorkerPool([ThreadProbeEnv] * 2) as pool:
+    with PerEnvPool([ThreadProbeEnv] * 2) as pool:
         first = probes(pool.reset())
         ids = torch.arange(2)
         for _ in range(STEPS):
@@ -65,7 +65,7 @@ def ver_env_workers():
 
 
 def appo_rollout_workers():
-    pool = RolloutWorkerPool([(i, ThreadProbeEnv) for i in range(2)], num_workers=2, num_groups=1)
+    pool = GroupedPool([(i, ThreadProbeEnv) for i in range(2)], num_workers=2, num_groups=1)
     try:
         first = probes(pool.reset())
         for _ in range(STEPS):
@@ -77,7 +77,7 @@ def appo_rollout_workers():
 
 
 def lockstep_workers():
-    envs = GuardedVectorEnv(ThreadProbeEnv, [()] * 2, multiprocessing_start_method="forkserver")
+    envs = LockstepPool(ThreadProbeEnv, [()] * 2, multiprocessing_start_method="forkserver")
     try:
         first = probes(envs.reset())
         for _ in range(STEPS):

@@ -1,5 +1,6 @@
-"""A pool of environment workers that step independently (VER's env side).
+"""The ``per_env`` env pool: each env steps on its own, in its own process.
 
+VER's env side, an :class:`~habitat_ver.system.env_pool.AsyncEnvPool`:
 ``send_actions(ids)`` lets those envs step as soon as their action row is
 written; ``wait_ready()`` returns the ids whose results have arrived, whoever
 they are: one ``multiprocessing.connection.wait`` over the workers' pipes
@@ -8,10 +9,10 @@ has reported since the last call.  ``serial=True`` runs every env in this
 process (tests, debugging): the same rows and the same order of events, no
 processes.
 
-Shutdown is total: :meth:`EnvWorkerPool.close` asks every worker to stop,
+Shutdown is total: :meth:`PerEnvPool.close` asks every worker to stop,
 then terminates and joins whatever is left, so no process outlives the pool,
 also after a worker failed (the error names the env, its scenario and the
-worker's traceback).  What it shares with APPO's pool (start-up, liveness,
+worker's traceback).  What it shares with the ``grouped`` pool (start-up, liveness,
 hang warnings, shutdown) is :class:`~habitat_ver.system.worker_processes.WorkerProcessPool`'s.
 """
 
@@ -41,13 +42,13 @@ from habitat_ver.system.worker_processes import (
     WorkerProcessPool,
 )
 
-__all__ = ["EnvWorkerError", "EnvWorkerPool", "START_TIMEOUT_S"]
+__all__ = ["EnvWorkerError", "PerEnvPool", "START_TIMEOUT_S"]
 
 # What a worker reports: (kind, env id, payload).
 _Report = Tuple[Report, int, Any]
 
 
-class EnvWorkerPool(WorkerProcessPool):
+class PerEnvPool(WorkerProcessPool):
     """``N`` envs, each stepping in its own process (or in-process if serial).
 
     Args:

@@ -1,4 +1,4 @@
-"""APPO's rollout workers: processes that only simulate.
+"""The ``grouped`` env pool: APPO's rollout workers, which only simulate.
 
 Sample Factory (Petrenko et al. 2020, sections 3.1-3.2): each rollout worker
 owns ``k`` envs split into groups that it steps alternately (double-buffered
@@ -8,11 +8,11 @@ other.  Every env writes its results into its row of the shared
 :class:`~habitat_ver.system.shared_buffers.EnvSharedBuffers` (one
 :class:`~habitat_ver.system.env_worker.EnvStepper` per env, as VER's env
 workers do); only ``(command, group)`` and ``(READY, worker, group)`` cross
-the queues.
+the queues.  The pool is an :class:`~habitat_ver.system.env_pool.AsyncGroupPool`.
 
 ``serial=True`` runs the workers in the caller's thread: :meth:`send` steps
 the group at once and queues the same report a process would.  Shutdown is
-total (:meth:`RolloutWorkerPool.close`), also after a failure, whose report
+total (:meth:`GroupedPool.close`), also after a failure, whose report
 names the env index and carries its traceback.
 """
 
@@ -184,7 +184,7 @@ def _report_failure(reports: Any, env_index: int, details: str) -> None:
         reports.put((Report.FAILED, env_index, f"[pid {os.getpid()}] {details}"))
 
 
-class RolloutWorkerPool(WorkerProcessPool):
+class GroupedPool(WorkerProcessPool):
     """``W`` rollout workers of ``k`` envs each, in processes or in-process.
 
     Args:

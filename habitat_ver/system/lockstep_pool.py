@@ -1,4 +1,4 @@
-"""habitat's lock-step ``VectorEnv`` with env failures named and hangs reported.
+"""The ``lockstep`` env pool: habitat's ``VectorEnv``, env failures named, hangs reported.
 
 Upstream's ``VectorEnv`` (one worker process and one pipe per env, used by the
 ``ddppo`` trainer and by evaluation) has three faults:
@@ -10,7 +10,10 @@ Upstream's ``VectorEnv`` (one worker process and one pipe per env, used by the
   result too);
 * its workers are forkserver children: a trainer killed outright leaves them.
 
-:class:`GuardedVectorEnv` changes only hooks: the worker entry point
+The config's ``habitat_baselines.vector_env_factory``
+(:class:`~habitat_ver.envs.factory.VerVectorEnvFactory`) builds a
+:class:`LockstepPool`, a :class:`~habitat_ver.system.env_pool.VectorEnvPool`.
+It changes only hooks: the worker entry point
 (upstream's runs inside it), the read function of each pipe, and ``close``.
 An env that raises is reported once, with its index, scenario and traceback,
 after every worker was shut down; an env that takes longer than
@@ -33,7 +36,19 @@ import os
 import time
 import traceback
 import types
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    cast,
+)
 
 import torch
 from habitat import ThreadedVectorEnv, VectorEnv
@@ -135,7 +150,7 @@ class StepRecord:
         return torch.tensor([self.cuts[i] for i in sorted(self.cuts)])
 
 
-class GuardedVectorEnv(ObservedVectorEnv):
+class LockstepPool(ObservedVectorEnv):
     """Upstream's ``VectorEnv`` with the faults above fixed.
 
     Args:
@@ -283,3 +298,12 @@ class GuardedVectorEnv(ObservedVectorEnv):
         end_processes([pipe[3] for pipe in self._every_pipe], max(1.0, deadline - time.monotonic()))
         if self._batch_renderer is not None:
             self._batch_renderer.close()
+
+
+if TYPE_CHECKING:
+    from habitat_ver.system.env_pool import VectorEnvPool
+
+    def _conforms(pool: LockstepPool) -> VectorEnvPool:
+        """mypy's check that the pool satisfies its kind's protocol (never
+        called; the other kinds' builders return theirs)."""
+        return pool
