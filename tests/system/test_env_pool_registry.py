@@ -73,7 +73,7 @@ def test_every_registered_builder_returns_the_protocol_of_its_kind(toy_kind):
         finally:
             pool.close()
         built.append(name)
-    assert built == ["per_env", "grouped", "toy"]
+    assert {"per_env", "grouped", "toy"} <= set(built)  # and any kind registered later
 
 
 def test_a_kind_without_the_protocol_a_trainer_needs_is_refused(toy_kind):
