@@ -350,6 +350,16 @@ def _pointnav_training(trainer: str) -> Run:
     return Run(ONE_UPDATE, trained(config), "pointnav", needs=("pointnav_data",), sim=True)
 
 
+# The tests that run the video commands of docs/HAB.md.
+VIDEO_TEST = (
+    "tests/hab/test_hab_video.py::"
+    "test_the_video_shows_the_third_person_camera_with_the_metrics_beside_it"
+)
+CONTACT_SHEET_TEST = (
+    "tests/tools/test_video_contact_sheet.py::test_the_tool_writes_a_small_png_from_an_mp4"
+)
+
+
 TABLE: Dict[str, Row] = {
     # README.md: set-up
     "make demo": Run(demo_budget, trained("doom/ver_defend_the_center"), in_checkout=True),
@@ -465,6 +475,25 @@ TABLE: Dict[str, Row] = {
     "hab_skill_checkpoints.pick=PICK.pth hab_skill_checkpoints.place=PLACE.pth ...": NotRun(
         "an outline (`...`, PICK.pth): its skill checkpoints come from "
         "benchmarks/hab_pick_learning.py (20 minutes) and two-update runs of the other skills"
+    ),
+    # docs/HAB.md: evaluation videos
+    "python -m habitat_baselines.run --config-name=hab/tidy_house_oracle hab_data=generated "
+    "habitat_baselines.test_episode_count=1 "
+    "'habitat_baselines.eval.video_option=[disk]'": AlsoRunBy(
+        VIDEO_TEST, "a 12-step episode (max_episode_steps=12) in the session's HAB folder"
+    ),
+    "python tests/hab/run_hab_configs.py /tmp/video eval hab/tidy_house_oracle "
+    "hab/prepare_groceries_oracle hab/set_table_oracle -- habitat_baselines.test_episode_count=1 "
+    "'habitat_baselines.eval.video_option=[disk]' habitat.environment.max_episode_steps=240": (
+        AlsoRunBy(VIDEO_TEST, "tidy_house_oracle alone, 12 steps instead of 240")
+    ),
+    "python -m habitat_ver.tools.video_contact_sheet outputs/hab/tidy_house_oracle/video/"
+    "episode=*.mp4 --out tidy_house_oracle.png": AlsoRunBy(
+        CONTACT_SHEET_TEST, "an 8-frame mp4 written by the test instead of an evaluation's"
+    ),
+    "python -m habitat_ver.tools.video_contact_sheet /tmp/video/hab_tidy_house_oracle/video/"
+    "episode=*.mp4 --out docs/img/video_tidy_house_oracle.png --width 1120": AlsoRunBy(
+        CONTACT_SHEET_TEST, "an 8-frame mp4 written by the test, --width 200"
     ),
     # README.md, docs/RUNNING.md: several processes
     "NUM_RANKS=2 CONFIG=gym/ver_cartpole bash examples/torchrun_single_node.sh": AlsoRunBy(
