@@ -272,12 +272,19 @@ def test_each_scenario_evaluates_with_oracle_skills_and_reports_its_stages(
         assert all(float(value) == 1.0 for value in stages.values()), (name, stages)
 
 
-def test_skill_checkpoints_are_checked_before_any_env_starts(hab_run_dir, skill_checkpoints):
-    # From the data folder, as a user: the defaults name three checkpoints not
-    # trained yet, then a pick checkpoint given as place and a text file.
+def test_skill_checkpoints_are_checked_before_any_env_starts(
+    hab_run_dir, skill_checkpoints, tmp_path
+):
+    # As a user beside the data who trained no skill yet (a folder of its own:
+    # the session's HAB folder holds the docs' ver_pick run, whose checkpoint
+    # is the default pick path): the defaults name three checkpoints not
+    # trained yet; then a pick checkpoint given as place and a text file.
+    untrained = tmp_path / "untrained"
+    untrained.mkdir()
+    (untrained / "data").symlink_to(hab_run_dir / "data", target_is_directory=True)
     run = run_real(
         ["-m", "habitat_baselines.run", "--config-name=hab/tidy_house", "hab_data=generated"],
-        cwd=hab_run_dir,
+        cwd=untrained,
     )
     errors = [line for line in run.stderr.splitlines() if "error:" in line]
     assert run.returncode == 2, run.stderr[-3000:]
