@@ -11,9 +11,10 @@ preemption rule it is the trainer's ``DEFAULT_PREEMPTION``.
 from dataclasses import dataclass
 from typing import Dict, Generic, Optional, Tuple, TypeVar
 
+from habitat_ver.common.checks import AUTO
+
 __all__ = ["AUTO", "KindRegistry"]
 
-AUTO = "auto"
 Builder = TypeVar("Builder")
 
 

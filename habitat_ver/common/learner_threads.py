@@ -37,7 +37,8 @@ from typing import Any, Callable, Iterator, Optional
 import torch
 from habitat import logger
 
-AUTO = "auto"
+from habitat_ver.common.checks import AUTO
+
 KEY = "habitat_baselines.learner.num_threads"
 # Reads of the runnable count before an update, and the seconds between them.
 RUNNABLE_SAMPLES = 5

@@ -13,10 +13,8 @@ from typing import Any, Dict, Tuple
 
 from habitat_baselines.config.default_structured_configs import RLConfig
 
+from habitat_ver.common.checks import AUTO
 from habitat_ver.config.ver_overlap import HabitatVerVERConfig
-
-
-AUTO = "auto"
 
 
 @dataclass
