@@ -80,6 +80,7 @@ def register_all() -> None:
     _register_preemption_rules()
     _register_return_estimators()
     _register_env_pools()
+    _register_settings_checks()
     register_configs()
     _DONE = True
 
@@ -133,6 +134,23 @@ def _register_env_pools() -> None:
     register_env_pool(LOCKSTEP, VectorEnvPool)  # upstream's _init_envs builds it
     register_env_pool("per_env", AsyncEnvPool, per_env_pool)
     register_env_pool("grouped", AsyncGroupPool, grouped_pool)
+
+
+def _register_settings_checks() -> None:
+    """The components' checks of the settings they read, which config
+    validation runs (habitat_ver.config.settings_checks), in this order."""
+    from habitat_ver.config.settings_checks import register_settings_check
+    from habitat_ver.distributed.preemption_rule import check_preemption_policy
+    from habitat_ver.skills.checkpoint_check import check_skill_checkpoints
+    from habitat_ver.trainers.base import check_learner_threads
+    from habitat_ver.trainers.ver_settings import check_ver_settings
+    from habitat_ver.updaters.targets import check_return_estimator
+
+    register_settings_check("skill checkpoints", check_skill_checkpoints)
+    register_settings_check("learner threads", check_learner_threads)
+    register_settings_check("preemption policy", check_preemption_policy, training=True)
+    register_settings_check("ver settings", check_ver_settings, training=True)
+    register_settings_check("return estimator", check_return_estimator, training=True)
 
 
 def _registrations():

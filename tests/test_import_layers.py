@@ -28,6 +28,21 @@ FORBIDDEN = {
         "habitat_ver.algo",
         "habitat_ver.updaters",
     ),
+    # config/ is the ground floor: each component checks its own settings
+    # (habitat_ver.config.settings_checks), so the schema and validation
+    # import no learning code.
+    "habitat_ver.config": (
+        "habitat_ver.trainers",
+        "habitat_ver.distributed",
+        "habitat_ver.algo",
+        "habitat_ver.updaters",
+        "habitat_ver.system",
+        "habitat_ver.storage",
+        "habitat_ver.policies",
+        "habitat_ver.skills",
+        "habitat_ver.envs",
+        "habitat_ver.common.learner_threads",
+    ),
 }
 
 

@@ -1,8 +1,7 @@
 """Keys a trainer cannot honour are refused, never silently ignored.
 
 ``ddppo`` runs upstream's lock-step loop and honours every ``rl.ppo`` key;
-``ver`` and ``appo`` share its PPO updater
-(:class:`~habitat_ver.updaters.ppo.PPOUpdater`), so the learning keys hold for
+``ver`` and ``appo`` share its PPO updater, so the learning keys hold for
 them too, but not the keys of a collection or targets scheme they do not run.
 Which of these refusals apply is each trainer's own: its ``check_config``
 classmethod calls them (found through the trainer class that
@@ -20,7 +19,6 @@ __all__ = [
     "refuse_double_buffering",
     "refuse_overlap",
     "require_gae_flag",
-    "require_our_updater",
     "trainer_class",
     "trainer_kind",
 ]
@@ -93,20 +91,4 @@ def require_gae_flag(config: Any, kind: str, why: str) -> None:
         "habitat_baselines.rl.ppo.use_gae",
         ppo.use_gae,
         f"True for trainer {kind!r}: {why}",
-    )
-
-
-def require_our_updater(config: Any, kind: str) -> None:
-    """Trainer ``kind`` needs an updater with a targets step (our ``PPOUpdater``)."""
-    from habitat_baselines.common.baseline_registry import baseline_registry
-
-    from habitat_ver.updaters.ppo import PPOUpdater
-
-    name = config.habitat_baselines.updater_name
-    updater = baseline_registry.get_updater(name)
-    check(
-        isinstance(updater, type) and issubclass(updater, PPOUpdater),
-        "habitat_baselines.updater_name",
-        name,
-        f"PPOUpdater (or a subclass) for trainer {kind!r}: it sets the V-trace targets step",
     )

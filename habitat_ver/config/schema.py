@@ -16,13 +16,16 @@ from omegaconf import OmegaConf
 from habitat_baselines.config.default_structured_configs import (
     HabitatBaselinesRLConfig,
 )
+from habitat_ver.common.checks import AUTO
 from habitat_ver.config.appo import HabitatVerRLConfig
 from habitat_ver.config.aux_losses import register_aux_loss_groups
 from habitat_ver.config.embedded_env import EmbeddedEnvConfig
 from habitat_ver.config.ver_policy import VERPolicyConfig
-from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
 
 T = TypeVar("T")
+
+# Default of habitat_baselines.env_workers.hang_warning_seconds.
+DEFAULT_HANG_WARNING_S = 60.0
 
 
 @dataclass
@@ -64,7 +67,7 @@ class LearnerConfig:
     # threads use, checked before every update, and one thread for a while after
     # a multi-threaded update was slower than one thread (common/learner_threads.py);
     # an integer n >= 1: always n threads (1: never more than inference's one).
-    num_threads: Any = "auto"
+    num_threads: Any = AUTO
 
 
 @dataclass
@@ -74,7 +77,7 @@ class DistribPreemptionConfig:
     # "auto" (ddppo: DD-PPO's sync_frac rule; ver: VER's estimated optimum),
     # "none" (every rank collects its whole rollout), "ddppo", "ver", or any
     # rule registered in habitat_ver.distributed.preemption_rule.
-    policy: str = "auto"
+    policy: str = AUTO
 
 
 @dataclass
@@ -83,7 +86,7 @@ class ReturnsConfig:
 
     # "auto" (ddppo, ver: gae; appo: vtrace), "gae" (rl.ppo.gamma, tau, use_gae),
     # "vtrace" (rl.appo.vtrace_*), or any estimator registered in habitat_ver.updaters.targets.
-    estimator: str = "auto"
+    estimator: str = AUTO
 
 
 @dataclass

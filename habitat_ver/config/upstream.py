@@ -90,20 +90,19 @@ def use_our_env_factory(config: Any) -> Any:
     return _replaced(config, "vector_env_factory._target_", OUR_ENV_FACTORY)
 
 
-def use_ver_storage(config: Any) -> Any:
-    """``config`` with a lock-step storage name replaced by ``VERStorage``.
+def use_ver_storage(config: Any, ver_storage: type) -> Any:
+    """``config`` with a lock-step storage name replaced by ``VERStorage``
+    (``ver_storage``, the class the ``ver`` trainer hands in).
 
     Raises:
-        ConfigError: ``rollout_storage_name`` names neither a VERStorage
+        ConfigError: ``rollout_storage_name`` names neither a ``ver_storage``
             (or subclass) nor one of :data:`LOCKSTEP_STORAGE_NAMES`.
     """
     from habitat_baselines.common.baseline_registry import baseline_registry
 
-    from habitat_ver.storage.ver_storage import VERStorage
-
     name = config.habitat_baselines.rollout_storage_name
     registered = baseline_registry.get_storage(name)
-    if isinstance(registered, type) and issubclass(registered, VERStorage):
+    if isinstance(registered, type) and issubclass(registered, ver_storage):
         return config
     if name not in LOCKSTEP_STORAGE_NAMES:
         raise ConfigError(

@@ -3,13 +3,19 @@
 Each failure raises :class:`ConfigError` naming the key, the bad value and what
 is allowed, before any process is spawned or any file written.
 
-The checks of one trainer's own settings are that trainer's: its class's
-``check_config(config)`` classmethod (``ddppo``, ``ver``, ``appo`` and any
-subclass), called by :func:`validate_trainer` through the class that
+This module imports no learning code.  The checks of one trainer's own
+settings are that trainer's: its class's ``check_config(config)`` classmethod
+(``ddppo``, ``ver``, ``appo`` and any subclass), called by
+:func:`validate_trainer` through the class that
 ``habitat_baselines.trainer_name`` names; upstream's trainers have none.  The
-checks it picks live here and in :mod:`habitat_ver.config.honoured_keys`.
+checks it picks live here and in :mod:`habitat_ver.config.honoured_keys`.  The
+settings of a component (a return estimator, a preemption rule, the learner's
+threads, ``ver``'s overlap, the skills' checkpoints) are checked next to that
+component's code, by a check it registers in
+:mod:`habitat_ver.config.settings_checks`; :func:`validate` runs them all.  A
+policy names the recurrent cores it builds (its class's ``RNN_TYPES``).
 
-Checks of what only training reads (:data:`TRAINING_CHECKS`: the rollout and
+Checks of what only training reads (:func:`training_checks`: the rollout and
 its minibatches, the learning rule's numbers, the trainer's collection
 settings) are skipped under ``habitat_baselines.evaluate=True``: every trainer
 evaluates through upstream's evaluator on a vector env, and evaluation may
@@ -19,45 +25,25 @@ legitimately run fewer envs than training (one per scene).
 import difflib
 import math
 import os
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from habitat_ver.common.checkpoint import PREVIOUS_RESUME_STATE_NAME, RESUME_STATE_NAME
-from habitat_ver.common.learner_threads import AUTO as LEARNER_AUTO
-from habitat_ver.common.learner_threads import KEY as LEARNER_THREADS_KEY
-from habitat_ver.common.learner_threads import parse_setting
-from habitat_ver.config.appo import AUTO as APPO_AUTO
+from habitat_ver.common.checks import AUTO
+from habitat_ver.common.checks import in_range as _in_range
+from habitat_ver.common.checks import is_count as _is_count
 from habitat_ver.config.appo import resolve_layout
 from habitat_ver.config.aux_losses import validate_aux_losses
 from habitat_ver.config.errors import ConfigError  # noqa: F401  (callers import it from here)
 from habitat_ver.config.errors import check
-from habitat_ver.config.honoured_keys import trainer_class, trainer_kind
+from habitat_ver.config.honoured_keys import trainer_class
 from habitat_ver.config.known_keys import unknown_keys
-from habitat_ver.config.schema import ReturnsConfig, section_or_default
+from habitat_ver.config.settings_checks import SettingsCheck, settings_checks
 from habitat_ver.config.validate_envs import (
     validate_gym_id,
     validate_pointnav_dataset,
     validate_render_device,
     validate_simulator_available,
 )
-from habitat_ver.config.ver_overlap import AUTO, AUTO_LEARN_SHARE
-from habitat_ver.config.ver_overlap import KEY as OVERLAP_KEY
-from habitat_ver.distributed.preemption_rule import preemption_rule_names
-from habitat_ver.updaters.targets import return_estimator_names
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _in_range(value: Any, low: float, high: float, low_open: bool = False) -> bool:
-    """A finite number in [low, high] ((low, high] with ``low_open``)."""
-    if not _is_number(value) or not math.isfinite(value):
-        return False
-    return (value > low if low_open else value >= low) and value <= high
-
-
-def _is_count(value: Any, minimum: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
 
 
 def validate_known_keys(config: Any) -> None:
@@ -118,15 +104,6 @@ def validate_training(config: Any) -> None:
         sync_frac,
         "must be in (0, 1]",
     )
-    preemption = baselines.get("distrib_preemption")
-    if preemption is not None:
-        policies = ("auto",) + preemption_rule_names()
-        check(
-            preemption.policy in policies,
-            "habitat_baselines.distrib_preemption.policy",
-            preemption.policy,
-            f"one of {policies}",
-        )
     # Upstream takes the update count modulo these: 0 divides by zero.
     intervals = {"log_interval": baselines.log_interval}
     preemption_section = baselines.rl.get("preemption")
@@ -233,59 +210,10 @@ def check_minibatches_divide_the_rollout(config: Any) -> None:
     )
 
 
-def validate_ver(config: Any) -> None:
-    """The ``ver`` trainer's batching settings and overlap."""
-    baselines = config.habitat_baselines
-    system = baselines.get("ver_system")
-    if system is not None:
-        check(
-            _in_range(system.min_batch_fraction, 0.0, 1.0, low_open=True),
-            "habitat_baselines.ver_system.min_batch_fraction",
-            system.min_batch_fraction,
-            "a fraction of the envs in (0, 1]",
-        )
-        check(
-            _in_range(system.max_wait_ms, 0.0, math.inf),
-            "habitat_baselines.ver_system.max_wait_ms",
-            system.max_wait_ms,
-            "a finite number of milliseconds >= 0",
-        )
-    ver = baselines.rl.get("ver")
-    if ver is not None:
-        check(
-            _is_count(ver.num_inference_workers, 1),
-            "habitat_baselines.rl.ver.num_inference_workers",
-            ver.num_inference_workers,
-            "an integer >= 1",
-        )
-        overlap = ver.overlap_rollouts_and_learn
-        check(
-            isinstance(overlap, bool) or overlap == AUTO,
-            OVERLAP_KEY,
-            overlap,
-            f"True, False or {AUTO} (overlap when learning took >= "
-            f"{AUTO_LEARN_SHARE:.0%} of the last update)",
-        )
-
-
-# The recurrent cores our policies build (``rl.ddppo.rnn_type``, any case);
-# a subclass registered under its own name gets its base's.
-POLICY_RNN_TYPES = {"VERPolicy": ("GRU", "LSTM"), "CompactPolicy": ("GRU", "LSTM", "none")}
-
-
-def _rnn_types_of(policy_name: str) -> Any:
-    """:data:`POLICY_RNN_TYPES` of the policy or of the first base it has there."""
-    from habitat_baselines.common.baseline_registry import baseline_registry
-
-    policy = baseline_registry.get_policy(policy_name)
-    for klass in getattr(policy, "__mro__", ()):
-        if klass.__name__ in POLICY_RNN_TYPES:
-            return POLICY_RNN_TYPES[klass.__name__]
-    return None
-
-
 def validate_policies(config: Any) -> None:
-    """Each agent's policy is registered, and ours get an RNN they build."""
+    """Each agent's policy is registered, and one that names the recurrent
+    cores it builds (its class's ``RNN_TYPES``, inherited by a subclass) gets
+    one of them."""
     from habitat_baselines.common.baseline_registry import baseline_registry
 
     baselines = config.habitat_baselines
@@ -298,7 +226,7 @@ def validate_policies(config: Any) -> None:
             policy.name,
             f"not a registered policy; registered: {registered}",
         )
-        allowed = _rnn_types_of(policy.name)
+        allowed = getattr(baseline_registry.get_policy(policy.name), "RNN_TYPES", None)
         if allowed is not None:
             check(
                 str(rnn_type).lower() in [a.lower() for a in allowed],
@@ -323,7 +251,7 @@ def validate_appo(config: Any) -> None:
         _is_count(workers, 1) and baselines.num_environments % workers == 0,
         key + "num_rollout_workers",
         workers,
-        f"'{APPO_AUTO}' or a positive divisor of habitat_baselines.num_environments="
+        f"'{AUTO}' or a positive divisor of habitat_baselines.num_environments="
         f"{baselines.num_environments}",
     )
     per_worker = baselines.num_environments // workers
@@ -331,7 +259,7 @@ def validate_appo(config: Any) -> None:
         _is_count(groups, 1) and per_worker % groups == 0,
         key + "num_env_groups",
         groups,
-        f"'{APPO_AUTO}' or a positive divisor of the envs per rollout worker ({per_worker})",
+        f"'{AUTO}' or a positive divisor of the envs per rollout worker ({per_worker})",
     )
     check(
         appo.batch_trajectories >= 0,
@@ -357,19 +285,6 @@ def validate_appo(config: Any) -> None:
     for name in ("vtrace_rho_clip", "vtrace_c_clip"):
         check(appo[name] > 0, key + name, appo[name], "must be > 0")
     check(appo.max_policy_lag >= 0, key + "max_policy_lag", appo.max_policy_lag, "must be >= 0")
-
-
-def validate_learner(config: Any) -> None:
-    """``habitat_baselines.learner.num_threads``: ``auto`` or an integer >= 1."""
-    section = config.habitat_baselines.get("learner")
-    if section is None:
-        return
-    try:
-        parse_setting(section.num_threads)
-    except ValueError:
-        check(
-            False, LEARNER_THREADS_KEY, section.num_threads, f"'{LEARNER_AUTO}' or an integer >= 1"
-        )
 
 
 def validate_env_workers(config: Any) -> None:
@@ -418,7 +333,7 @@ def validate_trainer(config: Any) -> None:
     """The checks of the trainer's own training settings: its class's
     ``check_config(config)`` (inherited by a subclass; upstream's trainers
     have none, and their settings are not ours to check).  One of
-    :data:`TRAINING_CHECKS`: evaluation collects through upstream's
+    :func:`training_checks`: evaluation collects through upstream's
     evaluator, whatever the trainer."""
     check_config = getattr(trainer_class(config), "check_config", None)
     if check_config is not None:
@@ -446,27 +361,13 @@ def validate_eval(config: Any) -> None:
     )
 
 
-def validate_return_estimator(config: Any) -> None:
-    """``habitat_baselines.returns.estimator``: ``auto`` or an estimator
-    registered for this trainer's kind (a trainer with none registered, such
-    as upstream's, does not read the key)."""
-    kind = trainer_kind(config)
-    if not return_estimator_names(kind):
-        return
-    chosen = section_or_default(config, "returns", ReturnsConfig).estimator
-    allowed = ("auto",) + return_estimator_names(kind)
-    check(
-        chosen in allowed,
-        "habitat_baselines.returns.estimator",
-        chosen,
-        f"one of {allowed} for trainer {kind!r}",
-    )
-
-
-# Checks of settings only training reads, skipped under
-# habitat_baselines.evaluate=True (an evaluation with one env per scene
-# refused for num_mini_batch > num_environments, say).
-TRAINING_CHECKS = (validate_training, validate_ver, validate_return_estimator, validate_trainer)
+def training_checks() -> Tuple[SettingsCheck, ...]:
+    """Checks of settings only training reads, skipped under
+    ``habitat_baselines.evaluate=True`` (an evaluation with one env per scene
+    refused for num_mini_batch > num_environments, say): the rollout's and
+    the learning rule's numbers, the components' registered checks of
+    training settings, and the trainer's own."""
+    return (validate_training,) + settings_checks(training=True) + (validate_trainer,)
 
 
 def is_evaluation(config: Any) -> bool:
@@ -490,14 +391,12 @@ def validate(config: Any) -> None:
     validate_gym_id(config)  # first: its dependencies may register policies
     validate_policies(config)
     validate_aux_losses(config)
-    from habitat_ver.skills.checkpoint_check import check_skill_checkpoints
-
-    check_skill_checkpoints(config)  # hab/*: every skill's, all problems in one line
+    for component_check in settings_checks(training=False):
+        component_check(config)
     if not is_evaluation(config):
-        for training_check in TRAINING_CHECKS:
+        for training_check in training_checks():
             training_check(config)
     validate_env_workers(config)
-    validate_learner(config)
     validate_eval(config)
     embedded = config.habitat_baselines.get("embedded_env")
     if embedded is not None:

@@ -18,7 +18,8 @@ rule, :class:`~habitat_ver.distributed.preemption.RolloutTracker`) and ``ver``
 :class:`~habitat_ver.distributed.ver_tracker.VERPreemptionTracker`).  A new
 rule is a class in a file of its own with a ``from_setup`` builder, plus one
 :func:`register_preemption_rule` call in :mod:`habitat_ver.registration`;
-trainers and config validation find it there by name.
+trainers find it there by name, and :func:`check_preemption_policy` (a
+settings check that config validation runs) checks the chosen name.
 """
 
 from dataclasses import dataclass
@@ -26,7 +27,10 @@ from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 import torch.distributed as dist
 
+from habitat_ver.common.checks import AUTO
 from habitat_ver.common.kind_registry import KindRegistry
+from habitat_ver.config.errors import ConfigError, check
+from habitat_ver.config.honoured_keys import trainer_class
 
 __all__ = [
     "NoPreemption",
@@ -35,6 +39,7 @@ __all__ = [
     "RolloutEnd",
     "RolloutProgress",
     "build_preemption_rule",
+    "check_preemption_policy",
     "preemption_rule_names",
     "register_preemption_rule",
 ]
@@ -181,3 +186,32 @@ def build_preemption_rule(name: str, setup: PreemptionSetup) -> PreemptionRule:
         KeyError: no rule of that name (the message lists the registered ones).
     """
     return _RULES.builder(name)(setup)
+
+
+def check_preemption_policy(config: Any) -> None:
+    """``habitat_baselines.distrib_preemption.policy``: ``auto`` or a registered
+    rule, and one that the trainer's kind (``TRAINER_KIND``) runs, ``auto``
+    read as the trainer's ``DEFAULT_PREEMPTION`` (a trainer without one,
+    such as upstream's, builds none of these rules)."""
+    baselines = config.habitat_baselines
+    preemption = baselines.get("distrib_preemption")
+    if preemption is None:
+        return
+    chosen = preemption.policy
+    policies = (AUTO,) + preemption_rule_names()
+    check(
+        chosen in policies,
+        "habitat_baselines.distrib_preemption.policy",
+        chosen,
+        f"one of {policies}",
+    )
+    trainer = trainer_class(config)
+    default = getattr(trainer, "DEFAULT_PREEMPTION", None)
+    if default is None:
+        return
+    supported = preemption_rule_names(trainer.TRAINER_KIND)
+    if (default if chosen == AUTO else chosen) not in supported:
+        raise ConfigError(
+            f"habitat_baselines.distrib_preemption.policy={chosen!r} is not allowed "
+            f"for trainer {baselines.trainer_name!r}: one of {(AUTO,) + supported}"
+        )

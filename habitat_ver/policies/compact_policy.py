@@ -223,6 +223,11 @@ class CompactNet(Net):
 class CompactPolicy(NetPolicy):
     """habitat-baselines policy wrapping :class:`CompactNet`."""
 
+    # The recurrent cores it builds (``rl.ddppo.rnn_type``, any case), checked
+    # at start (:func:`habitat_ver.config.validate.validate_policies`); a
+    # subclass inherits them.
+    RNN_TYPES: Tuple[str, ...] = ("GRU", "LSTM", "none")
+
     def __init__(
         self,
         observation_space: spaces.Dict,

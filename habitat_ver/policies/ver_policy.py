@@ -282,6 +282,11 @@ class VERPolicy(NetPolicy):
         aux_loss_config: upstream ``rl.auxiliary_losses``, or None.
     """
 
+    # The recurrent cores it builds (``rl.ddppo.rnn_type``, any case), checked
+    # at start (:func:`habitat_ver.config.validate.validate_policies`); a
+    # subclass inherits them.
+    RNN_TYPES: Tuple[str, ...] = ("GRU", "LSTM")
+
     def __init__(
         self,
         observation_space: spaces.Dict,

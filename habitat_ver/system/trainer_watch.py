@@ -18,10 +18,11 @@ import threading
 import time
 from typing import Callable, Iterator, Optional, Tuple
 
+# The env pools read the default from here, beside the watch that uses it.
+from habitat_ver.config.schema import DEFAULT_HANG_WARNING_S as DEFAULT_HANG_WARNING_S
+
 # Seconds between two checks that the trainer is still alive.
 PARENT_CHECK_SECONDS = 2.0
-# Default of habitat_baselines.env_workers.hang_warning_seconds.
-DEFAULT_HANG_WARNING_S = 60.0
 
 
 def trainer_alive(pid: int) -> bool:

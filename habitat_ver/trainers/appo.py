@@ -39,7 +39,6 @@ from habitat_ver.config.honoured_keys import (
     refuse_double_buffering,
     refuse_overlap,
     require_gae_flag,
-    require_our_updater,
 )
 from habitat_ver.config.upstream import use_our_updater, with_appo_defaults
 from habitat_ver.config.validate import several_ranks, validate_appo
@@ -50,6 +49,21 @@ from habitat_ver.system.env_pool import AsyncGroupPool
 from habitat_ver.system.reward_guard import max_nonfinite_rewards
 from habitat_ver.trainers.appo_agent import AppoAgentAccessMgr
 from habitat_ver.trainers.base import HabitatVerTrainer
+from habitat_ver.updaters.ppo import PPOUpdater
+
+
+def require_our_updater(config: Any, kind: str) -> None:
+    """Trainer ``kind`` needs an updater with a targets step (our ``PPOUpdater``)."""
+    from habitat_baselines.common.baseline_registry import baseline_registry
+
+    name = config.habitat_baselines.updater_name
+    updater = baseline_registry.get_updater(name)
+    check(
+        isinstance(updater, type) and issubclass(updater, PPOUpdater),
+        "habitat_baselines.updater_name",
+        name,
+        f"PPOUpdater (or a subclass) for trainer {kind!r}: it sets the V-trace targets step",
+    )
 
 
 class AppoTrainer(HabitatVerTrainer):

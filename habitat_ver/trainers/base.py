@@ -36,7 +36,9 @@ from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
 from habitat_baselines.rl.ppo.ppo_trainer import get_device
 
 from habitat_ver.compat.sim_api import bridge_sim_api
-from habitat_ver.common.learner_threads import LearnerThreads
+from habitat_ver.common.checks import AUTO
+from habitat_ver.common.learner_threads import KEY as LEARNER_THREADS_KEY
+from habitat_ver.common.learner_threads import LearnerThreads, parse_setting
 from habitat_ver.common.log_keys import (
     COLLECT_SPARE_CORES,
     COLLECT_SECONDS,
@@ -46,7 +48,7 @@ from habitat_ver.common.log_keys import (
 from habitat_ver.common.usage import exit_with_usage_error, usage_errors_exit
 from habitat_ver.compat import upstream_private
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
-from habitat_ver.config.errors import ConfigError
+from habitat_ver.config.errors import ConfigError, check
 from habitat_ver.config.hab_data import HabitatDataMissingError
 from habitat_ver.config.schema import (
     learner_num_threads,
@@ -56,7 +58,7 @@ from habitat_ver.config.schema import (
     section_or_default,
 )
 from habitat_ver.config.upstream import use_our_env_factory
-from habitat_ver.config.validate import is_evaluation, validate
+from habitat_ver.config.validate import validate
 from habitat_ver.distributed import requeue
 from habitat_ver.distributed.episode_stats import agree_on_episode_stat_keys
 from habitat_ver.distributed.preemption_rule import (
@@ -64,7 +66,6 @@ from habitat_ver.distributed.preemption_rule import (
     PreemptionRule,
     PreemptionSetup,
     build_preemption_rule,
-    preemption_rule_names,
 )
 from habitat_ver.envs.pools import pool_setup
 from habitat_ver.storage.return_steps import StepsForReturns
@@ -109,6 +110,18 @@ from habitat_ver.trainers.progress import (
 )
 
 
+def check_learner_threads(config: Any) -> None:
+    """``habitat_baselines.learner.num_threads`` (what :class:`LearnerThreads`
+    reads): ``auto`` or an integer >= 1."""
+    section = config.habitat_baselines.get("learner")
+    if section is None:
+        return
+    try:
+        parse_setting(section.num_threads)
+    except ValueError:
+        check(False, LEARNER_THREADS_KEY, section.num_threads, f"'{AUTO}' or an integer >= 1")
+
+
 class HabitatVerTrainer(CheckpointingTrainer):
     """Upstream's PPO trainer with our loop; subclasses say how they collect."""
 
@@ -151,9 +164,6 @@ class HabitatVerTrainer(CheckpointingTrainer):
             # workers spin beside the env workers.  Lock-step updates take the
             # idle cores back (self._learner_threads).
             torch.set_num_threads(1)
-        if not is_evaluation(self.config):  # evaluation preempts nothing
-            with usage_errors_exit((ConfigError,)):
-                self.preemption_policy()  # refuse a policy this trainer lacks, before any env
         # The preemption rule (habitat_ver.distributed.preemption_rule); set
         # up with the process group by _init_preemption.
         self._preemption: PreemptionRule = NoPreemption()
@@ -325,19 +335,12 @@ class HabitatVerTrainer(CheckpointingTrainer):
             rollouts.returns_for_readers = targets
 
     def preemption_policy(self) -> str:
-        """``habitat_baselines.distrib_preemption.policy``, "auto" resolved."""
+        """``habitat_baselines.distrib_preemption.policy``, "auto" resolved (checked
+        at start by the rule registry's ``check_preemption_policy``)."""
         chosen = section_or_default(
             self.config, "distrib_preemption", DistribPreemptionConfig
         ).policy
-        policy = self.DEFAULT_PREEMPTION if chosen == "auto" else chosen
-        supported = preemption_rule_names(self.TRAINER_KIND)
-        if policy not in supported:
-            raise ConfigError(
-                f"habitat_baselines.distrib_preemption.policy={chosen!r} is not allowed "
-                f"for trainer {self.config.habitat_baselines.trainer_name!r}: one of "
-                f"{('auto',) + supported}"
-            )
-        return policy
+        return self.DEFAULT_PREEMPTION if chosen == AUTO else chosen
 
     def _init_preemption(self) -> None:
         """Builds this rank's preemption rule (a single rank: store None)."""

@@ -33,18 +33,20 @@ from habitat import logger
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 from torch import Tensor
 
+from habitat_ver.common.checks import AUTO
 from habitat_ver.config.honoured_keys import refuse_appo_settings, refuse_double_buffering
 from habitat_ver.config.schema import VERSystemConfig, section_or_default
 from habitat_ver.config.upstream import use_ver_storage
 from habitat_ver.config.validate import check_minibatches_divide_the_rollout
-from habitat_ver.config.ver_overlap import AUTO, auto_overlaps
 from habitat_ver.distributed.preemption_rule import RolloutEnd, RolloutProgress
 from habitat_ver.system.reward_guard import NonFiniteRewards, max_nonfinite_rewards
 from habitat_ver.system.shared_buffers import record_episode_stats
 from habitat_ver.system.env_pool import AsyncEnvPool
 from habitat_ver.system.ver_collector import VERCollector
 from habitat_ver.trainers.base import HabitatVerTrainer
+from habitat_ver.storage.ver_storage import VERStorage
 from habitat_ver.trainers.ver_agent import VERAgentAccessMgr
+from habitat_ver.trainers.ver_settings import auto_overlaps
 
 
 # Of the last update's learning time, how long a lock-step update may wait for
@@ -98,7 +100,7 @@ class VERTrainer(HabitatVerTrainer):
     @classmethod
     def adapt_config(cls, config: Any) -> Any:
         """Also reads upstream's storage names as ``VERStorage``."""
-        return use_ver_storage(super().adapt_config(config))
+        return use_ver_storage(super().adapt_config(config), VERStorage)
 
     def _create_agent(self, resume_state: Any, **kwargs: Any) -> Any:
         if not isinstance(self.envs, AsyncEnvPool):

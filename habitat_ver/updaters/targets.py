@@ -26,7 +26,9 @@ loop calls before the update) runs it
 kind.  A new estimator is a class in a file of its own -- usually a
 :class:`RolloutTargets` with one method, :meth:`RolloutTargets.returns` --
 plus one :func:`register_return_estimator` call in
-:mod:`habitat_ver.registration`; trainers and config validation find it there.
+:mod:`habitat_ver.registration`; trainers find it there, and
+:func:`check_return_estimator` (a settings check that config validation runs)
+checks the chosen name.
 """
 
 from typing import Any, Callable, Dict, Optional, Tuple
@@ -34,13 +36,18 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from torch import Tensor
 
 from habitat_ver.algo.sequence_grid import from_end_aligned_grid, to_end_aligned_grid
+from habitat_ver.common.checks import AUTO
 from habitat_ver.common.kind_registry import KindRegistry
+from habitat_ver.config.errors import check
+from habitat_ver.config.honoured_keys import trainer_kind
+from habitat_ver.config.schema import ReturnsConfig, section_or_default
 from habitat_ver.storage.return_steps import RolloutSteps
 
 __all__ = [
     "RolloutTargets",
     "TargetsStep",
     "build_return_estimator",
+    "check_return_estimator",
     "register_return_estimator",
     "resolve_return_estimator",
     "return_estimator_names",
@@ -224,3 +231,20 @@ def build_return_estimator(name: str, config: Any) -> TargetsStep:
         KeyError: no estimator of that name (the message lists the registered ones).
     """
     return _ESTIMATORS.builder(name)(config)
+
+
+def check_return_estimator(config: Any) -> None:
+    """``habitat_baselines.returns.estimator``: ``auto`` or an estimator
+    registered for this trainer's kind (a trainer with none registered, such
+    as upstream's, does not read the key)."""
+    kind = trainer_kind(config)
+    if not return_estimator_names(kind):
+        return
+    chosen = section_or_default(config, "returns", ReturnsConfig).estimator
+    allowed = (AUTO,) + return_estimator_names(kind)
+    check(
+        chosen in allowed,
+        "habitat_baselines.returns.estimator",
+        chosen,
+        f"one of {allowed} for trainer {kind!r}",
+    )

@@ -18,7 +18,8 @@ from habitat_ver.common.learner_threads import (
     parse_setting,
 )
 from habitat_ver.config.compose import get_config
-from habitat_ver.config.validate import ConfigError, validate_learner
+from habitat_ver.config.validate import ConfigError
+from habitat_ver.trainers.base import check_learner_threads
 from habitat_ver.run import execute_exp
 
 from .conftest import run_overrides, tensorboard_scalars
@@ -109,7 +110,7 @@ def test_other_settings_are_refused(value):
 def test_validation_names_the_key():
     config = get_config("gym/ddppo_cartpole", ["habitat_baselines.learner.num_threads=0"])
     with pytest.raises(ConfigError, match=r"learner.num_threads=0 is not allowed: 'auto' or"):
-        validate_learner(config)
+        check_learner_threads(config)
 
 
 def test_after_a_collapse_one_thread_for_the_cooldown(one_thread_two_cores):

@@ -104,7 +104,7 @@ def test_auto_overlap_follows_its_rule_update_by_update(out_dir, monkeypatch):
 def test_auto_overlaps_from_a_quarter_of_the_update_and_spare_cores(
     learn_s, collect_s, spare_cores, overlaps
 ):
-    from habitat_ver.config.ver_overlap import auto_overlaps
+    from habitat_ver.trainers.ver_settings import auto_overlaps
 
     assert auto_overlaps(learn_s, collect_s, spare_cores) is overlaps
 

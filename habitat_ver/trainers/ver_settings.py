@@ -1,0 +1,78 @@
+"""The ``ver`` trainer's own settings: their checks, and what ``auto`` overlap decides.
+
+``habitat_baselines.rl.ver.overlap_rollouts_and_learn=auto``: before every
+update the trainer decides whether the envs keep stepping while PPO learns,
+from the update before it (off for the first): on when learning took at least
+:data:`AUTO_LEARN_SHARE` of that update's wall time *and* the run left at
+least :data:`AUTO_SPARE_CORES` cores unused while the trainer waited for that
+rollout (:mod:`habitat_ver.system.spare_cores`).  Overlap can hide at most the
+learning share of an update, and costs a policy version of lag on the steps
+collected meanwhile; below a quarter it is not worth that.  And it only gains
+where collection leaves cores to the learner: envs that wait on rendering or
+physics elsewhere, or a machine shared with other jobs (the scheduler gives a
+run with more runnable threads a larger share).  Where the run's own env
+workers already fill every core, learning beside them only takes their cores
+and overlap is slower than plain ``ver`` (docs/BENCHMARKS.md).
+"""
+
+import math
+from typing import Any, Optional
+
+from habitat_ver.common.checks import AUTO, in_range, is_count
+from habitat_ver.config.errors import check
+from habitat_ver.config.ver_overlap import KEY as OVERLAP_KEY
+
+__all__ = ["AUTO_LEARN_SHARE", "AUTO_SPARE_CORES", "auto_overlaps", "check_ver_settings"]
+
+# Learning's share of an update's wall time from which `auto` overlaps.
+AUTO_LEARN_SHARE = 0.25
+# Cores the run left unused during collection from which `auto` overlaps:
+# room for the learner beside the envs.
+AUTO_SPARE_CORES = 0.5
+
+
+def auto_overlaps(learn_s: float, collect_s: float, spare_cores: Optional[float]) -> bool:
+    """``auto``'s choice for the next update, from the last one: the seconds
+    the trainer waited for its rollout, the seconds it learnt, and the cores
+    the run left unused while it waited (None where unknown: decided on the
+    times alone)."""
+    total = learn_s + collect_s
+    if total <= 0 or learn_s < AUTO_LEARN_SHARE * total:
+        return False
+    return spare_cores is None or spare_cores >= AUTO_SPARE_CORES
+
+
+def check_ver_settings(config: Any) -> None:
+    """``habitat_baselines.ver_system`` (inference batching) and
+    ``habitat_baselines.rl.ver`` (inference workers, overlap), where present."""
+    baselines = config.habitat_baselines
+    system = baselines.get("ver_system")
+    if system is not None:
+        check(
+            in_range(system.min_batch_fraction, 0.0, 1.0, low_open=True),
+            "habitat_baselines.ver_system.min_batch_fraction",
+            system.min_batch_fraction,
+            "a fraction of the envs in (0, 1]",
+        )
+        check(
+            in_range(system.max_wait_ms, 0.0, math.inf),
+            "habitat_baselines.ver_system.max_wait_ms",
+            system.max_wait_ms,
+            "a finite number of milliseconds >= 0",
+        )
+    ver = baselines.rl.get("ver")
+    if ver is not None:
+        check(
+            is_count(ver.num_inference_workers, 1),
+            "habitat_baselines.rl.ver.num_inference_workers",
+            ver.num_inference_workers,
+            "an integer >= 1",
+        )
+        overlap = ver.overlap_rollouts_and_learn
+        check(
+            isinstance(overlap, bool) or overlap == AUTO,
+            OVERLAP_KEY,
+            overlap,
+            f"True, False or {AUTO} (overlap when learning took >= "
+            f"{AUTO_LEARN_SHARE:.0%} of the last update)",
+        )
