@@ -127,3 +127,19 @@ def test_a_bad_config_is_refused_by_name(case):
 def test_evaluation_action_space_is_arm_base_stop():
     spaces_ = action_space_of(get_config("hab/tidy_house"))
     assert list(spaces_.spaces) == ["arm_action", "base_velocity", "rearrange_stop"]
+
+
+@pytest.mark.parametrize(
+    "name", TRAIN + ["rearrange/ddppo_pick"] + HAB + [f"hab/{s}_oracle" for s in SCENARIOS]
+)
+def test_skills_train_on_train_arrangements_and_everything_evaluates_on_val(name):
+    # make_hab_dataset puts the train arrangements' episodes in train/ and the
+    # val arrangements' in val/ (disjoint): the split a config reads decides.
+    config = get_config(name, ["hab_data=generated"])
+    assert "{split}" in config.habitat.dataset.data_path
+    assert config.habitat_baselines.eval.split == "val"
+    if name.startswith("rearrange/"):
+        assert config.habitat.dataset.split == "train"
+        assert config.habitat_baselines.evaluate is False
+    else:
+        assert config.habitat_baselines.evaluate is True
