@@ -9,7 +9,7 @@ epochs, minibatches, lr, gamma, ...) keep their meaning; ``rl.ppo.tau``
 """
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Tuple
+from typing import Any, Dict
 
 from habitat_baselines.config.default_structured_configs import RLConfig
 
@@ -64,26 +64,3 @@ class HabitatVerRLConfig(RLConfig):
     # NaN/inf rewards tolerated per run (ver, appo; each learnt as 0, counted
     # in system/nonfinite_rewards) before the run fails naming the env, >= 0.
     max_nonfinite_rewards: int = 100
-
-
-def is_auto(value: Any) -> bool:
-    """Whether a layout key says ``auto`` (any case)."""
-    return isinstance(value, str) and value.strip().lower() == AUTO
-
-
-def resolve_layout(num_environments: int, workers: Any, groups: Any) -> Tuple[Any, Any]:
-    """``(num_rollout_workers, num_env_groups)`` with ``auto`` resolved.
-
-    ``auto`` workers: one per env (``num_environments``): on wait-bound envs a
-    worker stepping several envs in turn waits for each of them in turn
-    (docs/APPO.md has the numbers).
-    ``auto`` groups: 2 when the envs per worker are even (Sample Factory's
-    double buffering), else 1.  Values that are not ``auto`` come back as
-    they are, for :func:`habitat_ver.config.validate.validate_appo` to check.
-    """
-    if is_auto(workers):
-        workers = max(1, num_environments)
-    if is_auto(groups):
-        per_worker = num_environments // workers if isinstance(workers, int) and workers > 0 else 1
-        groups = 2 if per_worker >= 2 and per_worker % 2 == 0 else 1
-    return workers, groups

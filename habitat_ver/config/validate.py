@@ -28,10 +28,8 @@ import os
 from typing import Any, Optional, Tuple
 
 from habitat_ver.common.checkpoint import PREVIOUS_RESUME_STATE_NAME, RESUME_STATE_NAME
-from habitat_ver.common.checks import AUTO
 from habitat_ver.common.checks import in_range as _in_range
 from habitat_ver.common.checks import is_count as _is_count
-from habitat_ver.config.appo import resolve_layout
 from habitat_ver.config.aux_losses import validate_aux_losses
 from habitat_ver.config.errors import ConfigError  # noqa: F401  (callers import it from here)
 from habitat_ver.config.errors import check
@@ -180,36 +178,6 @@ def _validate_ppo_numbers(ppo: Any) -> None:
     )
 
 
-def check_minibatches_of_whole_envs(config: Any) -> None:
-    """``num_mini_batch`` at most the envs: ddppo's lock-step storage puts
-    whole envs' rollouts in each minibatch."""
-    baselines = config.habitat_baselines
-    batches = baselines.rl.ppo.num_mini_batch
-    envs = baselines.num_environments
-    check(
-        batches <= envs,
-        "habitat_baselines.rl.ppo.num_mini_batch",
-        batches,
-        f"at most habitat_baselines.num_environments={envs} for ddppo "
-        "(each minibatch holds whole envs' rollouts)",
-    )
-
-
-def check_minibatches_divide_the_rollout(config: Any) -> None:
-    """``num_mini_batch`` divides a rollout's ``num_steps x num_environments``
-    steps: VER's minibatches hold exactly steps / num_mini_batch."""
-    baselines = config.habitat_baselines
-    batches = baselines.rl.ppo.num_mini_batch
-    steps = baselines.rl.ppo.num_steps * baselines.num_environments
-    check(
-        steps % batches == 0,
-        "habitat_baselines.rl.ppo.num_mini_batch",
-        batches,
-        f"a divisor of the {steps} steps of a ver rollout (num_steps x "
-        "num_environments): VER minibatches hold exactly steps / num_mini_batch",
-    )
-
-
 def validate_policies(config: Any) -> None:
     """Each agent's policy is registered, and one that names the recurrent
     cores it builds (its class's ``RNN_TYPES``, inherited by a subclass) gets
@@ -234,57 +202,6 @@ def validate_policies(config: Any) -> None:
                 rnn_type,
                 f"one of {', '.join(allowed)} (any case) with rl.policy.{agent}.name={policy.name}",
             )
-
-
-def validate_appo(config: Any) -> None:
-    """``habitat_baselines.rl.appo`` as the appo trainer reads it (its
-    ``check_config`` calls this; other trainers refuse the section)."""
-    baselines = config.habitat_baselines
-    appo = baselines.rl.get("appo")
-    if appo is None:
-        return
-    key = "habitat_baselines.rl.appo."
-    workers, groups = resolve_layout(
-        baselines.num_environments, appo.num_rollout_workers, appo.num_env_groups
-    )
-    check(
-        _is_count(workers, 1) and baselines.num_environments % workers == 0,
-        key + "num_rollout_workers",
-        workers,
-        f"'{AUTO}' or a positive divisor of habitat_baselines.num_environments="
-        f"{baselines.num_environments}",
-    )
-    per_worker = baselines.num_environments // workers
-    check(
-        _is_count(groups, 1) and per_worker % groups == 0,
-        key + "num_env_groups",
-        groups,
-        f"'{AUTO}' or a positive divisor of the envs per rollout worker ({per_worker})",
-    )
-    check(
-        appo.batch_trajectories >= 0,
-        key + "batch_trajectories",
-        appo.batch_trajectories,
-        ">= 0 (0: habitat_baselines.num_environments)",
-    )
-    batch = appo.batch_trajectories or baselines.num_environments
-    check(
-        appo.num_trajectory_slots == 0
-        or appo.num_trajectory_slots >= batch + baselines.num_environments,
-        key + "num_trajectory_slots",
-        appo.num_trajectory_slots,
-        f"0 (automatic) or >= batch_trajectories + num_environments ({batch} + "
-        f"{baselines.num_environments})",
-    )
-    check(
-        baselines.rl.ppo.num_mini_batch <= batch,
-        "habitat_baselines.rl.ppo.num_mini_batch",
-        baselines.rl.ppo.num_mini_batch,
-        f"at most the trajectories per batch ({batch}) for appo",
-    )
-    for name in ("vtrace_rho_clip", "vtrace_c_clip"):
-        check(appo[name] > 0, key + name, appo[name], "must be > 0")
-    check(appo.max_policy_lag >= 0, key + "max_policy_lag", appo.max_policy_lag, "must be >= 0")
 
 
 def validate_env_workers(config: Any) -> None:

@@ -10,11 +10,11 @@ protocol its kind provides.  ``lockstep`` has no builder here: upstream's
 ``PPOTrainer._init_envs`` builds it with the same factory.
 """
 
-from typing import Any
+from typing import Any, Tuple
 
 from habitat import logger
 
-from habitat_ver.config.appo import resolve_layout
+from habitat_ver.common.checks import AUTO
 from habitat_ver.config.schema import hang_warning_seconds
 from habitat_ver.envs.builder import scenario_for
 from habitat_ver.envs.factory import env_builders
@@ -53,6 +53,29 @@ def per_env_pool(setup: PoolSetup) -> AsyncEnvPool:
         serial=setup.serial,
         hang_warning_s=setup.hang_warning_s,
     )
+
+
+def is_auto(value: Any) -> bool:
+    """Whether a layout key says ``auto`` (any case)."""
+    return isinstance(value, str) and value.strip().lower() == AUTO
+
+
+def resolve_layout(num_environments: int, workers: Any, groups: Any) -> Tuple[Any, Any]:
+    """``(num_rollout_workers, num_env_groups)`` with ``auto`` resolved.
+
+    ``auto`` workers: one per env (``num_environments``): on wait-bound envs a
+    worker stepping several envs in turn waits for each of them in turn
+    (docs/APPO.md has the numbers).
+    ``auto`` groups: 2 when the envs per worker are even (Sample Factory's
+    double buffering), else 1.  Values that are not ``auto`` come back as
+    they are, for :func:`habitat_ver.trainers.appo.validate_appo` to check.
+    """
+    if is_auto(workers):
+        workers = max(1, num_environments)
+    if is_auto(groups):
+        per_worker = num_environments // workers if isinstance(workers, int) and workers > 0 else 1
+        groups = 2 if per_worker >= 2 and per_worker % 2 == 0 else 1
+    return workers, groups
 
 
 def grouped_pool(setup: PoolSetup) -> AsyncGroupPool:

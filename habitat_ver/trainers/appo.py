@@ -34,6 +34,7 @@ from typing import Any, Dict, List, Optional
 from habitat import logger
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 
+from habitat_ver.common.checks import AUTO, is_count
 from habitat_ver.config.errors import check
 from habitat_ver.config.honoured_keys import (
     refuse_double_buffering,
@@ -41,7 +42,8 @@ from habitat_ver.config.honoured_keys import (
     require_gae_flag,
 )
 from habitat_ver.config.upstream import use_our_updater, with_appo_defaults
-from habitat_ver.config.validate import several_ranks, validate_appo
+from habitat_ver.config.validate import several_ranks
+from habitat_ver.envs.pools import resolve_layout
 from habitat_ver.system.appo_batch import TrajectoryBatch
 from habitat_ver.system.appo_buffers import SlotPool
 from habitat_ver.system.appo_policy_worker import PolicyWorker
@@ -64,6 +66,57 @@ def require_our_updater(config: Any, kind: str) -> None:
         name,
         f"PPOUpdater (or a subclass) for trainer {kind!r}: it sets the V-trace targets step",
     )
+
+
+def validate_appo(config: Any) -> None:
+    """``habitat_baselines.rl.appo`` as the appo trainer reads it (its
+    ``check_config`` calls this; other trainers refuse the section)."""
+    baselines = config.habitat_baselines
+    appo = baselines.rl.get("appo")
+    if appo is None:
+        return
+    key = "habitat_baselines.rl.appo."
+    workers, groups = resolve_layout(
+        baselines.num_environments, appo.num_rollout_workers, appo.num_env_groups
+    )
+    check(
+        is_count(workers, 1) and baselines.num_environments % workers == 0,
+        key + "num_rollout_workers",
+        workers,
+        f"'{AUTO}' or a positive divisor of habitat_baselines.num_environments="
+        f"{baselines.num_environments}",
+    )
+    per_worker = baselines.num_environments // workers
+    check(
+        is_count(groups, 1) and per_worker % groups == 0,
+        key + "num_env_groups",
+        groups,
+        f"'{AUTO}' or a positive divisor of the envs per rollout worker ({per_worker})",
+    )
+    check(
+        appo.batch_trajectories >= 0,
+        key + "batch_trajectories",
+        appo.batch_trajectories,
+        ">= 0 (0: habitat_baselines.num_environments)",
+    )
+    batch = appo.batch_trajectories or baselines.num_environments
+    check(
+        appo.num_trajectory_slots == 0
+        or appo.num_trajectory_slots >= batch + baselines.num_environments,
+        key + "num_trajectory_slots",
+        appo.num_trajectory_slots,
+        f"0 (automatic) or >= batch_trajectories + num_environments ({batch} + "
+        f"{baselines.num_environments})",
+    )
+    check(
+        baselines.rl.ppo.num_mini_batch <= batch,
+        "habitat_baselines.rl.ppo.num_mini_batch",
+        baselines.rl.ppo.num_mini_batch,
+        f"at most the trajectories per batch ({batch}) for appo",
+    )
+    for name in ("vtrace_rho_clip", "vtrace_c_clip"):
+        check(appo[name] > 0, key + name, appo[name], "must be > 0")
+    check(appo.max_policy_lag >= 0, key + "max_policy_lag", appo.max_policy_lag, "must be >= 0")
 
 
 class AppoTrainer(HabitatVerTrainer):

@@ -16,10 +16,25 @@ import time
 from typing import Any
 
 from habitat_ver.config.honoured_keys import refuse_appo_settings, refuse_overlap
-from habitat_ver.config.validate import check_minibatches_of_whole_envs
+from habitat_ver.config.errors import check
 from habitat_ver.distributed.preemption_rule import RolloutEnd, RolloutProgress
 from habitat_ver.system.lockstep_pool import ObservedVectorEnv, StepRecord
 from habitat_ver.trainers.base import HabitatVerTrainer
+
+
+def check_minibatches_of_whole_envs(config: Any) -> None:
+    """``num_mini_batch`` at most the envs: ddppo's lock-step storage puts
+    whole envs' rollouts in each minibatch."""
+    baselines = config.habitat_baselines
+    batches = baselines.rl.ppo.num_mini_batch
+    envs = baselines.num_environments
+    check(
+        batches <= envs,
+        "habitat_baselines.rl.ppo.num_mini_batch",
+        batches,
+        f"at most habitat_baselines.num_environments={envs} for ddppo "
+        "(each minibatch holds whole envs' rollouts)",
+    )
 
 
 class DDPPOTrainer(HabitatVerTrainer):

@@ -37,7 +37,7 @@ from habitat_ver.common.checks import AUTO
 from habitat_ver.config.honoured_keys import refuse_appo_settings, refuse_double_buffering
 from habitat_ver.config.schema import VERSystemConfig, section_or_default
 from habitat_ver.config.upstream import use_ver_storage
-from habitat_ver.config.validate import check_minibatches_divide_the_rollout
+from habitat_ver.config.errors import check
 from habitat_ver.distributed.preemption_rule import RolloutEnd, RolloutProgress
 from habitat_ver.system.reward_guard import NonFiniteRewards, max_nonfinite_rewards
 from habitat_ver.system.shared_buffers import record_episode_stats
@@ -54,6 +54,21 @@ from habitat_ver.trainers.ver_settings import auto_overlaps
 SETTLE_SHARE = 0.25
 # Updates without that wait after one ran out of time.
 SETTLE_PAUSE_UPDATES = 20
+
+
+def check_minibatches_divide_the_rollout(config: Any) -> None:
+    """``num_mini_batch`` divides a rollout's ``num_steps x num_environments``
+    steps: VER's minibatches hold exactly steps / num_mini_batch."""
+    baselines = config.habitat_baselines
+    batches = baselines.rl.ppo.num_mini_batch
+    steps = baselines.rl.ppo.num_steps * baselines.num_environments
+    check(
+        steps % batches == 0,
+        "habitat_baselines.rl.ppo.num_mini_batch",
+        batches,
+        f"a divisor of the {steps} steps of a ver rollout (num_steps x "
+        "num_environments): VER minibatches hold exactly steps / num_mini_batch",
+    )
 
 
 class VERTrainer(HabitatVerTrainer):

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from habitat_ver.config.appo import AppoConfig, resolve_layout
+from habitat_ver.config.appo import AppoConfig
 from habitat_ver.config.compose import get_config
-from habitat_ver.config.validate import ConfigError, validate_appo
+from habitat_ver.config.validate import ConfigError
+from habitat_ver.envs.pools import resolve_layout
+from habitat_ver.trainers.appo import validate_appo
 from habitat_ver.run import get_trainer_class
 
 UPSTREAM_CONFIGS = (Path(__file__).parents[1] / "fixtures" / "upstream_configs").resolve()
