@@ -16,14 +16,14 @@ import os
 import threading
 import traceback
 from multiprocessing.reduction import ForkingPickler
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 from gym import spaces
 from habitat_baselines.utils.info_dict import extract_scalars_from_info
 
 from habitat_ver.system.process_names import ENV_WORKER, name_this_thread
-from habitat_ver.system.shared_buffers import InfoColumns
+from habitat_ver.system.shared_buffers import EnvRow, EnvSharedBuffers, InfoColumns
 from habitat_ver.system.stop_signals import ignore_stop_signals
 from habitat_ver.system.trainer_watch import PARENT_CHECK_SECONDS, TrainerWatch, trainer_alive
 from habitat_ver.system.worker_threads import use_one_thread
@@ -52,11 +52,12 @@ def _as_dict_space(space: spaces.Space) -> spaces.Dict:
     return space if isinstance(space, spaces.Dict) else spaces.Dict({"obs": space})
 
 
-def env_action(action_row: Any, action_space: spaces.Space) -> Any:
-    """Shared-memory action row -> what ``env.step`` takes."""
+def env_action(action_row: "np.ndarray[Any, Any]", action_space: spaces.Space) -> Any:
+    """Shared action row (a numpy view) -> what ``env.step`` takes (a copy:
+    the trainer overwrites the row with the next action)."""
     if isinstance(action_space, spaces.Discrete):
         return int(action_row[0])
-    return np.clip(action_row.numpy(), action_space.low, action_space.high)
+    return np.clip(action_row, action_space.low, action_space.high)
 
 
 class EnvStepper:
@@ -74,30 +75,46 @@ class EnvStepper:
         self,
         env: Any,
         index: int,
-        buffers: Any,
+        buffers: Optional[EnvSharedBuffers],
         on_info_names: Callable[[int, List[str]], None] = lambda i, names: None,
     ):
         self.env = env
         self.index = index
+        self._row: Optional[EnvRow] = None
         self.buffers = buffers
         self._info_columns = InfoColumns()
         self._on_info_names = on_info_names
+
+    @property
+    def buffers(self) -> Optional[EnvSharedBuffers]:
+        return self._buffers
+
+    @buffers.setter
+    def buffers(self, buffers: Optional[EnvSharedBuffers]) -> None:
+        self._buffers = buffers
+        self._row = None if buffers is None else buffers.row(self.index)
+
+    @property
+    def row(self) -> EnvRow:
+        if self._row is None:
+            raise RuntimeError(f"env {self.index} has no shared rows yet")
+        return self._row
 
     def spaces(self) -> Tuple[spaces.Dict, spaces.Space]:
         return _as_dict_space(self.env.observation_space), self.env.action_space
 
     def reset(self) -> None:
-        self.buffers.write_step(self.index, _as_dict(self.env.reset()), 0.0, False)
+        self.row.write(_as_dict(self.env.reset()), 0.0, False)
 
     def step(self) -> None:
-        action = env_action(self.buffers.actions[self.index], self.env.action_space)
+        action = env_action(self.row.action, self.env.action_space)
         observation, reward, done, info = self.env.step(action)
         values, new_names = self._info_columns.values(extract_scalars_from_info(info))
         if new_names is not None:
             self._on_info_names(self.index, new_names)
         if done:
             observation = self.env.reset()
-        self.buffers.write_step(self.index, _as_dict(observation), reward, done, values)
+        self.row.write(_as_dict(observation), reward, done, values)
 
 
 class TrainerGoneError(Exception):

@@ -3,7 +3,7 @@
 VER's env side, an :class:`~habitat_ver.system.env_pool.AsyncEnvPool`:
 ``send_actions(ids)`` lets those envs step as soon as their action row is
 written; ``wait_ready()`` returns the ids whose results have arrived, whoever
-they are: one ``multiprocessing.connection.wait`` over the workers' pipes
+they are: one ``poll`` over the workers' pipes
 (:class:`~habitat_ver.system.env_worker.WorkerLink`) finds every env that
 has reported since the last call.  ``serial=True`` runs every env in this
 process (tests, debugging): the same rows and the same order of events, no
@@ -19,9 +19,9 @@ hang warnings, shutdown) is :class:`~habitat_ver.system.worker_processes.WorkerP
 import collections
 import os
 import queue
+import select
 import time
 import traceback
-from multiprocessing import connection
 from typing import Any, Callable, Deque, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from torch import Tensor
@@ -89,7 +89,11 @@ class PerEnvPool(WorkerProcessPool):
         """Start one worker per env; each env's spaces, by row."""
         # The trainer's ends of the workers' pipes, and whose each one is.
         self._links: List[Any] = []
-        self._env_of: Dict[Any, int] = {}
+        # One poll set over every pipe, built once: each wait is then one
+        # system call, where multiprocessing's connection.wait registers
+        # every pipe again (tens of microseconds per pipe and call).
+        self._poller = select.poll()
+        self._env_of_fd: Dict[int, int] = {}
         context = worker_context()
         self._close_at_exit()
         for index, make in enumerate(make_envs):
@@ -104,7 +108,8 @@ class PerEnvPool(WorkerProcessPool):
             # that dies shows as end-of-file on its pipe.
             theirs.close()
             self._links.append(ours)
-            self._env_of[ours] = index
+            self._poller.register(ours.fileno(), select.POLLIN)
+            self._env_of_fd[ours.fileno()] = index
         spaces: Dict[int, Any] = {}
         while len(spaces) < self.num_envs:
             try:
@@ -129,15 +134,15 @@ class PerEnvPool(WorkerProcessPool):
             EnvWorkerError: a worker reported a failure, or died.
             queue.Empty: nothing arrived within ``timeout``.
         """
-        arrived = connection.wait(self._links, timeout)
+        arrived = self._poller.poll(None if timeout is None else 1000.0 * timeout)
         if not arrived:
             dead = self._first_dead()
             if dead is not None:
                 self._fail_dead(dead)
             raise queue.Empty
         reports = []
-        for link in arrived:
-            index = self._env_of[link]
+        for fd, _ in arrived:
+            index = self._env_of_fd[fd]
             try:
                 message = self._links[index].recv_bytes()
             except (EOFError, OSError):
@@ -235,13 +240,7 @@ class PerEnvPool(WorkerProcessPool):
 
     def read(self, ids: Tensor) -> Any:
         """Copies of the observations, rewards, dones and info rows of ``ids``."""
-        obs = {k: v[ids] for k, v in self.buffers.observations.items()}
-        return (
-            obs,
-            self.buffers.rewards[ids].clone(),
-            self.buffers.dones[ids].clone(),
-            self.buffers.infos[ids].clone(),
-        )
+        return self.buffers.gather(ids)
 
     # -------------------------------------------------------------- shutdown
     def _close_in_process(self) -> None:

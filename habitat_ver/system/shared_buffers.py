@@ -90,23 +90,65 @@ class EnvSharedBuffers:
         num_envs = self.rewards.shape[0]
         return [{k: v[i].numpy() for k, v in self.observations.items()} for i in range(num_envs)]
 
-    def write_step(
+    def gather(self, ids: Tensor) -> Tuple[Dict[str, Tensor], Tensor, Tensor, Tensor]:
+        """Copies of the observation, reward, done and info rows of ``ids``.
+
+        Gathered by numpy, on this thread: torch's indexing of a batch of
+        frames is above its parallel grain, so it would wake the trainer's
+        intra-op threads, which then spin after each small copy, on the
+        cores the env workers step on.
+        """
+        rows = ids.numpy()
+        return (
+            {
+                key: torch.from_numpy(value.numpy()[rows])
+                for key, value in self.observations.items()
+            },
+            torch.from_numpy(self.rewards.numpy()[rows]),
+            torch.from_numpy(self.dones.numpy()[rows]),
+            torch.from_numpy(self.infos.numpy()[rows]),
+        )
+
+    def row(self, index: int) -> "EnvRow":
+        """Env ``index``'s rows, for the worker that steps it."""
+        return EnvRow(self, index)
+
+
+class EnvRow:
+    """Env ``index``'s rows of :class:`EnvSharedBuffers` as numpy views.
+
+    A worker reads one action and writes one step result per step.  As
+    numpy assignments into views made once, that is a few microseconds;
+    through torch (an index, ``as_tensor`` and ``copy_`` per sensor, a
+    ``__setitem__`` per scalar) it was tens, each call crossing torch's
+    dispatcher: more than the rest of the worker's loop on a fast env.
+    """
+
+    def __init__(self, buffers: EnvSharedBuffers, index: int):
+        self.index = index
+        self.action = buffers.actions[index].numpy()
+        self._observations = {
+            key: value[index].numpy() for key, value in buffers.observations.items()
+        }
+        self._rewards = buffers.rewards.numpy()
+        self._dones = buffers.dones.numpy()
+        self._infos = buffers.infos[index].numpy()
+
+    def write(
         self,
-        index: int,
         observation: Dict[str, Any],
         reward: float,
         done: bool,
         info_values: Optional[List[float]] = None,
     ) -> None:
-        """Worker side: publish env ``index``'s step result."""
+        """Publish the env's step result (casting as torch's ``copy_`` does)."""
         for key, value in observation.items():
-            self.observations[key][index].copy_(torch.as_tensor(np.asarray(value)))
-        self.rewards[index] = float(reward)
-        self.dones[index] = bool(done)
-        row = self.infos[index]
-        row.fill_(float("nan"))
+            self._observations[key][...] = value
+        self._rewards[self.index] = reward
+        self._dones[self.index] = done
+        self._infos.fill(np.nan)
         if info_values:
-            row[: len(info_values)] = torch.tensor(info_values, dtype=row.dtype)
+            self._infos[: len(info_values)] = info_values
 
 
 class InfoColumns:

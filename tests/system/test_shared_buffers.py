@@ -57,3 +57,39 @@ def test_serial_pool_steps_writes_rows_and_info_metrics():
         # After the episode's last step: its metrics, then the reset observation.
         assert infos[0].tolist()[:2] == [1.5, 1.0]
         assert obs["obs"][:, 0].tolist() == [0.0, 0.0]
+
+
+def test_env_row_writes_only_its_row_casting_as_torch_copy():
+    space = spaces.Dict(
+        {"rgb": spaces.Box(0, 255, (2, 3), np.uint8), "gps": spaces.Box(-1, 1, (2,), np.float32)}
+    )
+    buffers = EnvSharedBuffers.allocate(3, space, spaces.Box(-1, 1, (2,), np.float32))
+    row = buffers.row(1)
+    buffers.actions[1] = torch.tensor([0.25, -0.5])
+    assert row.action.tolist() == [0.25, -0.5]  # a view of the shared row
+    rgb = np.arange(6, dtype=np.int64).reshape(2, 3) * 40  # int64 -> uint8, as copy_
+    row.write({"rgb": rgb, "gps": np.array([0.5, 2.0])}, 1.5, True, [7.0, 8.0])
+    assert buffers.observations["rgb"][1].tolist() == [[0, 40, 80], [120, 160, 200]]
+    assert buffers.observations["gps"][1].tolist() == [0.5, 2.0]
+    assert buffers.rewards.tolist()[1] == 1.5 and buffers.dones.tolist() == [False, True, False]
+    assert buffers.infos[1, :2].tolist() == [7.0, 8.0] and torch.isnan(buffers.infos[1, 2:]).all()
+    # The other rows keep their sentinels.
+    assert torch.isnan(buffers.rewards[[0, 2]]).all() and torch.isnan(buffers.infos[[0, 2]]).all()
+    assert buffers.observations["rgb"][[0, 2]].sum() == 0
+    # A later write without metrics clears the old ones.
+    row.write({"rgb": rgb, "gps": np.zeros(2)}, 0.0, False)
+    assert torch.isnan(buffers.infos[1]).all() and not buffers.dones[1]
+
+
+def test_gather_copies_the_rows_of_ids_in_their_order():
+    space = spaces.Dict({"obs": spaces.Box(0, 100, (2,), np.float32)})
+    buffers = EnvSharedBuffers.allocate(4, space, spaces.Discrete(2))
+    for i in range(4):
+        buffers.row(i).write({"obs": np.full(2, 10.0 * i)}, float(i), i == 2, [float(-i)])
+    obs, rewards, dones, infos = buffers.gather(torch.tensor([3, 0, 2]))
+    assert obs["obs"][:, 0].tolist() == [30.0, 0.0, 20.0]
+    assert rewards.tolist() == [3.0, 0.0, 2.0] and dones.tolist() == [False, False, True]
+    assert infos[:, 0].tolist() == [-3.0, 0.0, -2.0]
+    assert obs["obs"].dtype == torch.float32 and dones.dtype == torch.bool
+    buffers.row(3).write({"obs": np.zeros(2)}, 9.0, False)
+    assert obs["obs"][0, 0] == 30.0 and rewards[0] == 3.0  # copies, not views
