@@ -28,7 +28,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, List, Mapping, Sequence
 
 import numpy as np
 from habitat_baselines.rl.ppo import habitat_evaluator
@@ -46,8 +46,38 @@ class VideoEvaluator(HabitatEvaluator):
     metrics beside it (module docstring)."""
 
     def evaluate_agent(self, agent: Any, envs: Any, config: Any, *args: Any, **kwargs: Any) -> Any:
-        with frames_beside_metrics(video_camera_keys(config)):
+        with frames_beside_metrics(video_camera_keys(config)), policy_told_of_every_pause(agent):
             return super().evaluate_agent(agent, envs, config, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def policy_told_of_every_pause(agent: Any) -> Iterator[None]:
+    """The policy hears of every env upstream's evaluator pauses.
+
+    Upstream pauses the envs whose episodes are done, then calls
+    ``on_envs_pause`` only ``if any(envs_to_pause)``: a pause of env 0 alone
+    (``[0]``) is not passed on, so a policy with a row of state per env
+    (``HierarchicalPolicy``: the current skill, the plan step) keeps one row
+    too many and fails at its next step (``IndexError: index 1 is out of
+    bounds for dimension 0 with size 1`` in ``_broadcast_skill_ids``).  With
+    several scenes, each env evaluates its own scene's episodes and finishes
+    at its own time, so this happens in every multi-env evaluation.  While
+    entered, ``pause_envs`` passes that case on itself (the others upstream
+    passes on).
+    """
+    original = habitat_evaluator.pause_envs
+
+    def pause_envs(envs_to_pause: List[int], *args: Any, **kwargs: Any) -> Any:
+        paused = original(envs_to_pause, *args, **kwargs)
+        if len(envs_to_pause) > 0 and not any(envs_to_pause):
+            agent.actor_critic.on_envs_pause(list(envs_to_pause))
+        return paused
+
+    habitat_evaluator.pause_envs = pause_envs
+    try:
+        yield
+    finally:
+        habitat_evaluator.pause_envs = original
 
 
 @contextlib.contextmanager

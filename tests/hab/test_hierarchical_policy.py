@@ -109,3 +109,26 @@ def test_unknown_skill_class_names_the_allowed_ones(skill_checkpoints):
         VERHierarchicalPolicy.from_config(
             config, observation_space_of(config), create_action_space(orig), orig
         )
+
+
+def test_paused_envs_leave_the_policy_s_and_the_skills_state_row_by_row(skill_checkpoints):
+    # The evaluator pauses envs by their row in the batch of envs still running.
+    policy, _ = build("hab/tidy_house", skill_checkpoints)
+    nav = policy.skills_by_name["nav"]
+    policy._cur_skills[:] = [10, 11, 12]
+    nav._cur_skill_step = torch.tensor([5.0, 6.0, 7.0])
+    nav._raw_skill_args = ["a", "b", "c"]
+    policy._high_level_policy._next_sol_idxs = torch.tensor([1, 2, 3], dtype=torch.int32)
+    policy.on_envs_pause([1])  # env 1
+    assert policy._active_envs.tolist() == [True, False, True]
+    assert policy._cur_skills.tolist() == [10, 12]
+    assert nav._cur_skill_step[:2].tolist() == [5.0, 7.0] and nav._raw_skill_args[:2] == ["a", "c"]
+    assert policy._high_level_policy._next_sol_idxs.tolist() == [1, 3]
+    # Row 1 is now env 2 (upstream dropped env 1 again, i.e. nobody).
+    policy.on_envs_pause([1])
+    assert policy._active_envs.tolist() == [True, False, False]
+    assert policy._cur_skills.tolist() == [10] and policy._cur_call_high_level.shape == (1,)
+    assert nav._cur_skill_step[0] == 5.0 and nav._raw_skill_args[0] == "a"
+    policy.on_envs_pause([0])
+    assert policy._active_envs.tolist() == [False, False, False]
+    assert len(policy._cur_skills) == 0

@@ -24,6 +24,26 @@ def test_upstream_evaluator_still_builds_frames_through_the_replaced_names():
     assert all(callable(getattr(habitat_evaluator, name)) for name in ve.REPLACED)
 
 
+def test_the_policy_hears_of_a_pause_of_env_0_alone(monkeypatch):
+    # Upstream's evaluator calls on_envs_pause only `if any(envs_to_pause)`.
+    assert "pause_envs" in HabitatEvaluator.evaluate_agent.__code__.co_names
+    paused, told = [], []
+
+    def upstream_pause(envs_to_pause, *rest):
+        paused.append(list(envs_to_pause))
+        return rest
+
+    monkeypatch.setattr(habitat_evaluator, "pause_envs", upstream_pause)
+    agent = type("Agent", (), {})()
+    agent.actor_critic = type("Policy", (), {"on_envs_pause": lambda self, e: told.append(e)})()
+    with ve.policy_told_of_every_pause(agent):
+        assert habitat_evaluator.pause_envs([0], "envs", "hidden") == ("envs", "hidden")
+        habitat_evaluator.pause_envs([], "envs")
+        habitat_evaluator.pause_envs([0, 2], "envs")  # upstream tells the policy itself
+    assert paused == [[0], [], [0, 2]] and told == [[0]]
+    assert habitat_evaluator.pause_envs is upstream_pause
+
+
 def test_frames_are_ours_while_evaluating_and_upstreams_after():
     originals = {name: getattr(habitat_evaluator, name) for name in ve.REPLACED}
     third = np.random.default_rng(0).integers(0, 256, (256, 256, 3), dtype=np.uint8)
