@@ -61,13 +61,19 @@ lint: $(STAMP)
 # (tests/conftest.py), in two runs: the in-process tests, then the `multiproc`
 # ones, always one at a time (they kill, hang and signal processes and wait on
 # their exits); then the `sim` tests with the real habitat-sim (skipped where it
-# is not installed); then Python 3.9.  TEST_WORKERS=N runs the in-process, sim
-# and 3.9 tests N at a time (pytest-xdist); 0, the default, runs each in one
-# process: on 2 shared cores we could not yet show that 2 workers are faster.
+# is not installed), SIM_TEST_WORKERS (2) at a time: they wait on simulator
+# subprocesses more than they compute (one at a time kept 2 cores 60% busy),
+# and each group of tests that shares made data runs on one worker
+# (tests/conftest.py, DATA_GROUPS); then Python 3.9.  TEST_WORKERS=N runs the
+# in-process and 3.9 tests N at a time (pytest-xdist); 0, the default, runs
+# each in one process: on 2 shared cores we could not yet show that 2 workers
+# are faster there.
 SIM_TEST_ENV := HABITAT_SIM_TEST_ASSETS=$(HABITAT_SIM_DIR)/data/test_assets
 TEST_WORKERS ?= 0
+SIM_TEST_WORKERS ?= 2
 PYTEST := -m pytest -q $(DURATIONS)
 XDIST := -n $(TEST_WORKERS) --dist worksteal
+SIM_XDIST := -n $(SIM_TEST_WORKERS) --dist loadgroup
 
 test: lint $(STAMP) $(SIM_STAMP)
 	$(SIM_TEST_ENV) $(TIMED) "test: not sim, in-process" \
@@ -75,7 +81,7 @@ test: lint $(STAMP) $(SIM_STAMP)
 	$(SIM_TEST_ENV) $(TIMED) "test: not sim, multiproc" \
 		$(PY) $(PYTEST) -m "not sim and multiproc" $(PYTEST_ARGS)
 	$(SIM_TEST_ENV) HABITAT_VER_SIM_FREE=0 $(TIMED) "test: sim" \
-		$(PY) $(PYTEST) $(XDIST) -m sim $(PYTEST_ARGS)
+		$(PY) $(PYTEST) $(SIM_XDIST) -m sim $(PYTEST_ARGS)
 	$(MAKE) test-py39
 
 test-fast: $(STAMP) $(SIM_STAMP)

@@ -49,7 +49,38 @@ IN_OWN_SESSION_REASON = (
 )
 
 
+# Session data that tests share (tests/user_folders.py, tests/hab/conftest.py)
+# -> the group of tests that use it.  `make test` runs the `sim` session on two
+# pytest-xdist workers with ``--dist loadgroup``: a group runs on one worker, so
+# each dataset is made once and the rows of the docs' command test that share
+# a user folder (one writes what a later one reads) run there in order.
+DATA_GROUPS = {
+    "pointnav_data": "pointnav",
+    "hab_run_dir": "hab",
+    "hab_oracle_logs": "hab",
+    "skill_checkpoints": "hab",
+}
+
+
+def data_group(item) -> "str | None":
+    """The data group of a test: by the fixtures it uses or, for a documented
+    command's row (tests/docs), the user folder and data that row names."""
+    names = set(getattr(item, "fixturenames", ()))
+    row_of = getattr(item.module, "row_of", None)
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if row_of is not None and "text" in params:
+        row = row_of(params["text"])
+        if getattr(row, "folder", ""):
+            return row.folder
+        names |= set(getattr(row, "needs", ()))
+    return next((group for name, group in DATA_GROUPS.items() if name in names), None)
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = data_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
     if not real_habitat_sim_installed():
         reason = SIM_SKIP_REASON
     elif sim_free.forced():
