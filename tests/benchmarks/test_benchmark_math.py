@@ -400,3 +400,20 @@ def test_cpu_line_reads_a_window_of_hand_made_snapshots():
     assert sps_report.cpu_line({"error": "no steady window"}) == (
         "CPU: not measured (no steady window)"
     )
+
+
+def test_pool_cpu_charges_each_kind_what_its_processes_spent_between_snapshots():
+    sys.path.insert(0, str(BENCHMARKS))
+    process_cpu = _load("process_cpu")
+    pool_cpu = _load("pool_cpu")
+    before = process_cpu.Snapshot(wall=0.0, cpu={("trainer", 1): 2.0, ("env_workers", 7): 1.0})
+    after = process_cpu.Snapshot(
+        wall=1.0,
+        cpu={
+            ("trainer", 1): 2.5,
+            ("env_workers", 7): 1.75,
+            ("env_workers", 8): 0.5,  # ViZDoom's engine of worker 7, not seen before: left out
+        },
+    )
+    assert pool_cpu._by_kind(before, after) == {"trainer": 0.5, "env_workers": 0.75}
+    assert pool_cpu._median([3.0, 1.0, 2.0]) == 2.0
