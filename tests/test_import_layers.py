@@ -41,7 +41,6 @@ FORBIDDEN = {
         "habitat_ver.policies",
         "habitat_ver.skills",
         "habitat_ver.envs",
-        "habitat_ver.common.learner_threads",
     ),
 }
 

@@ -52,7 +52,7 @@ LEARN_SECONDS = "system/learn_seconds"
 # The cores the run left unused, on average, while the last rollout was
 # collected (habitat_ver/system/spare_cores.py; absent without /proc).
 COLLECT_SPARE_CORES = "system/collect_spare_cores"
-# Torch threads the last update learnt on (habitat_ver/common/learner_threads.py).
+# Torch threads the last update learnt on (habitat_ver/system/scheduling.py).
 LEARNER_THREADS = "system/learner_threads"
 
 

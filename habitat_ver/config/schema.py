@@ -65,7 +65,7 @@ class LearnerConfig:
 
     # "auto": the cores of this process's share that no other program's runnable
     # threads use, checked before every update, and one thread for a while after
-    # a multi-threaded update was slower than one thread (common/learner_threads.py);
+    # a multi-threaded update was slower than one thread (system/scheduling.py);
     # an integer n >= 1: always n threads (1: never more than inference's one).
     num_threads: Any = AUTO
 

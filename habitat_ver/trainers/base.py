@@ -37,8 +37,6 @@ from habitat_baselines.rl.ppo.ppo_trainer import get_device
 
 from habitat_ver.compat.sim_api import bridge_sim_api
 from habitat_ver.common.checks import AUTO
-from habitat_ver.common.learner_threads import KEY as LEARNER_THREADS_KEY
-from habitat_ver.common.learner_threads import LearnerThreads, parse_setting
 from habitat_ver.common.log_keys import (
     COLLECT_SPARE_CORES,
     COLLECT_SECONDS,
@@ -77,6 +75,8 @@ from habitat_ver.system.env_pool import (
     VectorEnvPool,
     env_pool_kind,
 )
+from habitat_ver.system.scheduling import KEY as LEARNER_THREADS_KEY
+from habitat_ver.system.scheduling import Scheduler, parse_setting
 from habitat_ver.system.spare_cores import SpareCores
 from habitat_ver.trainers.checkpointing import CheckpointingTrainer
 from habitat_ver.trainers.config_file import upstream_config_dump_dropped, write_config_file
@@ -111,8 +111,9 @@ from habitat_ver.trainers.progress import (
 
 
 def check_learner_threads(config: Any) -> None:
-    """``habitat_baselines.learner.num_threads`` (what :class:`LearnerThreads`
-    reads): ``auto`` or an integer >= 1."""
+    """``habitat_baselines.learner.num_threads`` (what the learner's
+    :class:`~habitat_ver.system.scheduling.Scheduler` reads): ``auto`` or an
+    integer >= 1."""
     section = config.habitat_baselines.get("learner")
     if section is None:
         return
@@ -162,7 +163,7 @@ class HabitatVerTrainer(CheckpointingTrainer):
             # defaults to False, and its execute_exp applies it only with
             # CUDA): with every core's worth of threads, inference's OpenMP
             # workers spin beside the env workers.  Lock-step updates take the
-            # idle cores back (self._learner_threads).
+            # idle cores back (self._scheduler).
             torch.set_num_threads(1)
         # The preemption rule (habitat_ver.distributed.preemption_rule); set
         # up with the process group by _init_preemption.
@@ -176,7 +177,8 @@ class HabitatVerTrainer(CheckpointingTrainer):
         # The cores the run left unused meanwhile.
         self._collect_spare = SpareCores(self._worker_pids)
         self._learn_seconds = 0.0  # of the last update
-        self._learner_threads = LearnerThreads(learner_num_threads(self.config))
+        # The scheduling heuristics, asked at the loop's phase boundaries.
+        self._scheduler = Scheduler(learner_num_threads(self.config))
         # Evaluation: the config the checkpoint is evaluated with (set by
         # _init_envs, read once by _create_agent).
         self._eval_config: Any = None
@@ -397,18 +399,18 @@ class HabitatVerTrainer(CheckpointingTrainer):
 
     def _envs_idle_while_learning(self) -> bool:
         """Hook: whether no env steps during this update (lock-step), so that
-        the learner may use the idle cores (:mod:`habitat_ver.common.learner_threads`)."""
+        the learner may use the idle cores (:mod:`habitat_ver.system.scheduling`)."""
         return False
 
     def _learn(self, steps: int) -> Dict[str, float]:
         start = time.monotonic()
-        with self._learner_threads.update(self._envs_idle_while_learning(), self.device):
+        with self._scheduler.learning(self._envs_idle_while_learning(), self.device):
             losses = self._update_agent()
         losses[LEARN_SECONDS] = time.monotonic() - start
         self._learn_seconds = losses[LEARN_SECONDS]
         # After the timing: the rule's store reads are not learning.
         losses.update(self._preemption.end_update(self.num_updates_done))
-        losses[LEARNER_THREADS] = float(self._learner_threads.last_threads)
+        losses[LEARNER_THREADS] = float(self._scheduler.last_threads)
         losses[COLLECT_SECONDS] = self._collect_seconds
         if self._collect_spare.last is not None:
             losses[COLLECT_SPARE_CORES] = self._collect_spare.last

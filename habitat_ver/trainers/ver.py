@@ -49,13 +49,6 @@ from habitat_ver.trainers.ver_agent import VERAgentAccessMgr
 from habitat_ver.trainers.ver_settings import auto_overlaps
 
 
-# Of the last update's learning time, how long a lock-step update may wait for
-# the env steps in flight before it starts (VERTrainer._settle_envs).
-SETTLE_SHARE = 0.25
-# Updates without that wait after one ran out of time.
-SETTLE_PAUSE_UPDATES = 20
-
-
 def check_minibatches_divide_the_rollout(config: Any) -> None:
     """``num_mini_batch`` divides a rollout's ``num_steps x num_environments``
     steps: VER's minibatches hold exactly steps / num_mini_batch."""
@@ -104,8 +97,6 @@ class VERTrainer(HabitatVerTrainer):
         # Steps each env contributed, per rollout (what VER varies).
         self.env_steps_per_rollout: List[List[int]] = []
         self._last_learn_time = 0.0
-        # The first update that may wait for the steps in flight (_settle_envs).
-        self._settle_resumes_at = 0
         # Per rollout: fresh and stale steps, collection seconds (overlapped
         # collection included), end time (epoch s), the previous learning
         # time and VER's target S.
@@ -225,38 +216,18 @@ class VERTrainer(HabitatVerTrainer):
 
     # -------------------------------------------------------------- learning
     def _learn(self, steps: int) -> Dict[str, float]:
-        self.overlapped.append(self._overlaps_this_update())
-        if not self.overlapped[-1]:
-            self._settle_envs()
-        return super()._learn(steps)
-
-    def _settle_envs(self) -> None:
-        """Before a lock-step update on the CPU, wait for the env steps still in
-        flight, so that the learner finds the cores idle and may take them
-        (:mod:`habitat_ver.common.learner_threads`); their results are held
-        for the next rollout, and the wait counts as collection time.
-
-        The wait is at most :data:`SETTLE_SHARE` of the last update's learning
-        time, and at most what learning on several threads has saved so far.
-        A wait that runs out (a straggler still stepping) pauses waiting for
-        :data:`SETTLE_PAUSE_UPDATES` updates.
-        """
         assert self._collector is not None, "_init_train builds the collector"
-        threads = self._learner_threads
-        if not threads.may_take_several(self.device):
-            return
-        if self.num_updates_done < self._settle_resumes_at:
-            return
-        cap = SETTLE_SHARE * self._last_learn_time
-        gain = threads.multi_thread_gain()
-        if gain is not None:
-            cap = min(cap, gain)
-        if cap <= 0:
-            return
-        start = time.monotonic()
-        if not self._collector.settle(cap):
-            self._settle_resumes_at = self.num_updates_done + SETTLE_PAUSE_UPDATES
-        self._collect_seconds += time.monotonic() - start
+        self.overlapped.append(self._overlaps_this_update())
+        # The scheduler may first wait for the env steps in flight (their
+        # results are held for the next rollout): the wait is collection.
+        self._collect_seconds += self._scheduler.before_learn(
+            self.num_updates_done,
+            self.device,
+            envs_idle=self._envs_idle_while_learning(),
+            last_learn_s=self._last_learn_time,
+            settle=self._collector.settle,
+        )
+        return super()._learn(steps)
 
     def _envs_idle_while_learning(self) -> bool:
         # Without overlap, the envs wait for the next rollout (those with an

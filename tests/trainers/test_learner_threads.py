@@ -5,11 +5,14 @@ neighbour's multi-threaded torch took 6-19 s, one thread 0.6-0.7 s)."""
 import pytest
 import torch
 
-import habitat_ver.common.learner_threads as learner_threads_module
-from habitat_ver.common.learner_threads import (
+import habitat_ver.system.scheduling as learner_threads_module
+from habitat_ver.system.scheduling import (
     COLLAPSE_FACTOR,
     COOLDOWN_UPDATES,
+    SETTLE_PAUSE_UPDATES,
+    SETTLE_SHARE,
     LearnerThreads,
+    Scheduler,
     ThreadChoice,
     choose_threads,
     collapsed,
@@ -169,6 +172,61 @@ def test_a_process_gets_its_share_of_the_cores(monkeypatch):
     assert cores_per_process() == 1
     monkeypatch.delenv("LOCAL_WORLD_SIZE")
     assert cores_per_process() == 8
+
+
+# ------------------------------------------------- the wait before learning
+def _settle_recording(arrived: bool):
+    """A settle wait that records the caps it is given and says ``arrived``."""
+    caps = []
+    return caps, lambda cap: caps.append(cap) or arrived
+
+
+def test_before_learning_the_wait_is_a_share_of_the_last_update_and_the_gain(
+    one_thread_two_cores,
+):
+    scheduler = Scheduler("auto", read_runnable=lambda: 1)
+    caps, settle = _settle_recording(True)
+    # No gain known yet: a quarter of the last update's 4.0 s, 1.0 s.
+    assert SETTLE_SHARE == 0.25
+    waited = scheduler.before_learn(5, CPU, True, 4.0, settle)
+    assert caps == [1.0] and waited >= 0.0
+    # Learning on 2 threads saved 3.5 - 3.0 = 0.5 s so far: no longer than that.
+    scheduler.threads.record(1, 3.5)
+    scheduler.threads.record(2, 3.0)
+    scheduler.before_learn(6, CPU, True, 4.0, settle)
+    assert caps[-1] == pytest.approx(0.5)
+    assert scheduler.settle_resumes_at == 0
+
+
+def test_a_wait_that_runs_out_pauses_waiting(one_thread_two_cores):
+    scheduler = Scheduler("auto", read_runnable=lambda: 1)
+    caps, settle = _settle_recording(False)  # a straggler still stepping
+    scheduler.before_learn(3, CPU, True, 4.0, settle)
+    assert SETTLE_PAUSE_UPDATES == 20
+    assert scheduler.settle_resumes_at == 23
+    assert scheduler.before_learn(22, CPU, True, 4.0, settle) == 0.0
+    assert len(caps) == 1
+    scheduler.before_learn(23, CPU, True, 4.0, settle)
+    assert len(caps) == 2
+
+
+@pytest.mark.parametrize(
+    "setting, envs_idle, device, last_learn_s",
+    [
+        ("auto", False, CPU, 4.0),  # the envs step while learning (overlap)
+        ("auto", True, torch.device("cuda"), 4.0),  # the GPU learns
+        (1, True, CPU, 4.0),  # one thread whatever the cores: nothing to gain
+        ("auto", True, CPU, 0.0),  # the first update: no learning time yet
+    ],
+)
+def test_no_wait_where_the_learner_would_not_take_the_cores(
+    one_thread_two_cores, setting, envs_idle, device, last_learn_s
+):
+    scheduler = Scheduler(setting, read_runnable=lambda: 1)
+    caps, settle = _settle_recording(True)
+    assert scheduler.before_learn(0, device, envs_idle, last_learn_s, settle) == 0.0
+    assert scheduler.before_learn(0, CPU, True, 4.0, None) == 0.0  # nothing in flight
+    assert caps == []
 
 
 # ------------------------------------------------------------- in a trainer

@@ -169,7 +169,7 @@ def test_a_lockstep_update_waits_for_the_steps_in_flight_up_to_its_cap(
     # learning starts without it), so that the learner may take idle cores.
     trainer = _trainer(out_dir, _straggler(0, 0.3))
     try:
-        trainer._learner_threads.may_take_several = lambda device: True
+        trainer._scheduler.threads.may_take_several = lambda device: True
         assert trainer._collect_rollout() == T * N
         collector = trainer._collector
         assert collector._in_flight == 2  # env 1's last action too
@@ -181,7 +181,7 @@ def test_a_lockstep_update_waits_for_the_steps_in_flight_up_to_its_cap(
         waited = trainer._collect_seconds - before
         assert waited <= 0.25 * last_learn_s + 0.2
         # A wait that ran out pauses waiting for the next 20 updates.
-        assert trainer._settle_resumes_at == (0 if settles else 20)
+        assert trainer._scheduler.settle_resumes_at == (0 if settles else 20)
         if not settles:
             _wait_for_result(trainer.envs, 0)
         # Whether it arrived before learning or after, env 0's one step lands

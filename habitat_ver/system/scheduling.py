@@ -1,5 +1,8 @@
-"""The CPU learner's threads: the cores that idle envs, and nobody else, leave free.
+"""The scheduling heuristics, behind the one interface the training loop calls
+(:class:`Scheduler`): the CPU learner's threads, and VER's wait for the env
+steps in flight before a lock-step update.
 
+**Learner threads**: the cores that idle envs, and nobody else, leave free.
 Under ``habitat_baselines.force_torch_single_threaded`` (upstream's default,
 which we also apply on the CPU: :func:`habitat_ver.run.execute_exp`) torch runs
 one thread, so that inference and the learner leave the cores to the env
@@ -26,13 +29,22 @@ lock-step update (:func:`choose_threads`):
 
 The count is logged per update as ``system/learner_threads``, and each change
 of choice as one log line with its reason.
+
+**Settle**: when a rollout fills under ``ver`` without overlap, the actions in
+flight keep env workers stepping as the update starts, and the threads'
+choice would find the cores taken.  :meth:`Scheduler.before_learn` first
+waits for those steps (the caller holds their results for the next rollout
+and counts the wait as collection), at most :data:`SETTLE_SHARE` of the last
+update's learning time and at most what learning on several threads has
+saved so far; a wait that runs out (a straggler still stepping) pauses
+waiting for :data:`SETTLE_PAUSE_UPDATES` updates.
 """
 
 import contextlib
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, ContextManager, Iterator, Optional, Tuple
 
 import torch
 from habitat import logger
@@ -49,6 +61,11 @@ RUNNABLE_GAP_S = 0.002
 COLLAPSE_FACTOR = 2.0
 # One-thread updates after a collapse before multi-threading is tried again.
 COOLDOWN_UPDATES = 10
+# Of the last update's learning time, how long a lock-step update may wait for
+# the env steps in flight before it starts (Scheduler.before_learn).
+SETTLE_SHARE = 0.25
+# Updates without that wait after one ran out of time.
+SETTLE_PAUSE_UPDATES = 20
 
 
 def cores_per_process() -> int:
@@ -197,7 +214,7 @@ class LearnerThreads:
         self.best_single_s: Optional[float] = None
         self.best_multi_s: Optional[float] = None
         self.cooldown_left = 0
-        self._last_announced: Optional[tuple] = None
+        self._last_announced: Optional[Tuple[int, str]] = None
         # Threads the last update ran with (logged as system/learner_threads).
         self.last_threads = 1
 
@@ -276,3 +293,63 @@ class LearnerThreads:
         finally:
             torch.set_num_threads(before)
         self.record(choice.threads, time.monotonic() - start)
+
+
+class Scheduler:
+    """What the training loop asks of the scheduling heuristics, at its phase
+    boundaries (one per trainer): :meth:`before_learn` when a rollout is
+    collected, then the update inside :meth:`learning`.
+
+    Args:
+        setting: ``habitat_baselines.learner.num_threads`` (``auto`` or n >= 1).
+        read_runnable: see :class:`LearnerThreads`.
+    """
+
+    def __init__(
+        self, setting: Any = AUTO, read_runnable: Optional[Callable[[], Optional[int]]] = None
+    ):
+        self.threads = LearnerThreads(setting, read_runnable)
+        # The first update that may wait for the steps in flight.
+        self.settle_resumes_at = 0
+
+    @property
+    def last_threads(self) -> int:
+        """Threads the last update ran with (logged as ``system/learner_threads``)."""
+        return self.threads.last_threads
+
+    def before_learn(
+        self,
+        update: int,
+        device: torch.device,
+        envs_idle: bool,
+        last_learn_s: float,
+        settle: Optional[Callable[[float], bool]] = None,
+    ) -> float:
+        """Before update number ``update`` learns on ``device``: where the envs
+        will idle and the learner may take several threads, wait for the env
+        steps in flight through ``settle`` (it waits at most the seconds it is
+        given and says whether they all arrived); ``last_learn_s`` is the last
+        update's learning time.
+
+        Returns:
+            The seconds waited (collection time; 0 without a wait).
+        """
+        if settle is None or not envs_idle or not self.threads.may_take_several(device):
+            return 0.0
+        if update < self.settle_resumes_at:
+            return 0.0
+        cap = SETTLE_SHARE * last_learn_s
+        gain = self.threads.multi_thread_gain()
+        if gain is not None:
+            cap = min(cap, gain)
+        if cap <= 0:
+            return 0.0
+        start = time.monotonic()
+        if not settle(cap):
+            self.settle_resumes_at = update + SETTLE_PAUSE_UPDATES
+        return time.monotonic() - start
+
+    def learning(self, envs_idle: bool, device: torch.device) -> ContextManager[None]:
+        """The update's block: a single-threaded CPU learner whose envs are
+        idle learns on the threads :class:`LearnerThreads` chooses."""
+        return self.threads.update(envs_idle, device)
