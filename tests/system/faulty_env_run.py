@@ -1,4 +1,4 @@
-"""Run by test_worker_pool.py in a fresh interpreter (not collected).
+"""Run by test_per_env_pool.py in a fresh interpreter (not collected).
 
 Steps CartPole and an env that raises at its third step in a PerEnvPool
 and prints the error the pool raised.  Mode ``hangs_while_built``: the second

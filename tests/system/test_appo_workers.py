@@ -2,7 +2,7 @@
 
 Plumbing checked on a counting env whose observation is its step number, so
 every trajectory can be checked step by step; failure and shutdown checked
-in a fresh interpreter, as tests/system/test_worker_pool.py does for VER.
+in a fresh interpreter, as tests/system/test_per_env_pool.py does for VER.
 """
 
 import functools

@@ -1,11 +1,13 @@
-"""The learner takes the idle cores during lock-step updates, only then, and
-only the cores no other program uses (issue 29: a 2-thread update beside a
-neighbour's multi-threaded torch took 6-19 s, one thread 0.6-0.7 s)."""
+"""The scheduler: the learner takes the idle cores during lock-step updates,
+only then, and only the cores no other program uses (a multi-threaded update
+beside a neighbour's multi-threaded torch can take many times one thread's:
+docs/BENCHMARKS.md, "Defaults under contention"); VER's settle wait before an
+update is bounded by what the extra threads save."""
 
 import pytest
 import torch
 
-import habitat_ver.system.scheduling as learner_threads_module
+import habitat_ver.system.scheduling as scheduling_module
 from habitat_ver.system.scheduling import (
     COLLAPSE_FACTOR,
     COOLDOWN_UPDATES,
@@ -34,9 +36,9 @@ CPU = torch.device("cpu")
 def one_thread_two_cores(monkeypatch):
     before = torch.get_num_threads()
     torch.set_num_threads(1)
-    monkeypatch.setattr(learner_threads_module, "cores_per_process", lambda: 2)
-    monkeypatch.setattr(learner_threads_module, "usable_cores", lambda: 2)
-    monkeypatch.setattr(learner_threads_module, "local_processes", lambda: 1)
+    monkeypatch.setattr(scheduling_module, "cores_per_process", lambda: 2)
+    monkeypatch.setattr(scheduling_module, "usable_cores", lambda: 2)
+    monkeypatch.setattr(scheduling_module, "local_processes", lambda: 1)
     yield
     torch.set_num_threads(before)
 
@@ -165,7 +167,7 @@ def test_threads_inside_and_after_the_block(
 
 
 def test_a_process_gets_its_share_of_the_cores(monkeypatch):
-    monkeypatch.setattr(learner_threads_module.os, "sched_getaffinity", lambda pid: set(range(8)))
+    monkeypatch.setattr(scheduling_module.os, "sched_getaffinity", lambda pid: set(range(8)))
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "3")
     assert cores_per_process() == 2
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "16")
@@ -245,7 +247,7 @@ def test_lock_step_updates_learn_on_the_idle_cores(
     from habitat_ver.updaters.ppo import PPOUpdater
 
     # The machine looks idle whatever else runs beside the test.
-    monkeypatch.setattr(learner_threads_module, "runnable_now", lambda: 1)
+    monkeypatch.setattr(scheduling_module, "runnable_now", lambda: 1)
     seen = []
     update = PPOUpdater.update
 
@@ -264,7 +266,7 @@ def test_a_busy_machine_learns_on_one_thread(one_thread_two_cores, monkeypatch, 
     from habitat_ver.updaters.ppo import PPOUpdater
 
     # Two runnable threads besides this one: a neighbour's 2-thread matmuls.
-    monkeypatch.setattr(learner_threads_module, "runnable_now", lambda: 3)
+    monkeypatch.setattr(scheduling_module, "runnable_now", lambda: 3)
     seen = []
     update = PPOUpdater.update
     monkeypatch.setattr(

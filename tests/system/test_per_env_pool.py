@@ -1,4 +1,4 @@
-"""Env worker pool: a failing env is reported once and nothing is left behind."""
+"""The per_env pool (VER's): a failing env is reported once and nothing is left behind."""
 
 import os
 import subprocess
