@@ -172,34 +172,79 @@ def rigid_receptacles_navigable() -> Iterator[None]:
         rearrange_generator.get_navigable_receptacles = original
 
 
-def _generator_class() -> Any:
+def _generator_class(shared: Dict[str, Any]) -> Any:
+    """habitat-lab's generator class, with one simulator for all its instances.
+
+    ``shared["sim"]`` holds the simulator the first instance makes; the later
+    ones take it over, and it stays open when an instance ends (whoever made
+    ``shared`` closes it: :func:`shared_simulator`).
+    """
     from habitat.datasets.rearrange.rearrange_generator import RearrangeEpisodeGenerator
 
     class Generator(RearrangeEpisodeGenerator):
-        """habitat-lab's generator without its debug visualizer unless asked for.
+        """habitat-lab's generator on a shared simulator, without its debug
+        visualizer unless asked for.
 
-        Its target samplers are handed the visualizer even when debug
-        visualization is off, and render through it; with no renderer (we
-        create none) that aborts the process in habitat-sim's framebuffer check.
+        habitat-lab makes a simulator per generator (one per episode file)
+        and closes it to change scenes (its ``__init__`` loads an empty one),
+        destroying every asset it loaded: ~20 s on 2 cores each time, most of
+        the tool's time.  Loading the next scene into the open simulator, as
+        it does to reload the same scene, keeps them; the episodes are the
+        same byte for byte.  Its target samplers are handed the visualizer
+        even when debug visualization is off, and render through it; with no
+        renderer (we create none) that aborts the process in habitat-sim's
+        framebuffer check.
         """
 
         def initialize_sim(self, scene_name: str, dataset_path: str) -> None:
+            if self.sim is None:
+                self.sim = shared.get("sim")
+            if self.sim is not None:
+                # habitat-lab's path for the same scene: through an empty one.
+                self.sim.config.sim_cfg.scene_id = scene_name
             super().initialize_sim(scene_name, dataset_path)
+            shared["sim"] = self.sim
             if not self._render_debug_obs:
                 self.dbv = None  # type: ignore[assignment]
+
+        def __exit__(self, *exc: Any) -> None:
+            pass  # the simulator is shared: closed by the caller
 
     return Generator
 
 
+@contextlib.contextmanager
+def shared_simulator() -> Iterator[Dict[str, Any]]:
+    """The holder of the generators' one simulator, closed when the block ends."""
+    shared: Dict[str, Any] = {}
+    try:
+        yield shared
+    finally:
+        if shared.get("sim") is not None:
+            shared["sim"].close(destroy=True)
+
+
 def generate(
-    spec: DatasetSpec, scene_dir: str, counts: Dict[str, int], log: Any = print
+    spec: DatasetSpec,
+    scene_dir: str,
+    counts: Dict[str, int],
+    log: Any = print,
+    shared: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, str]:
     """The JSON text of ``spec``'s episodes per split (``counts[split]`` each),
-    from one habitat-lab generator (its first scene load, ~15 s here, is the
-    slow part), reseeded per split."""
+    from one habitat-lab generator, reseeded per split.
+
+    Args:
+        shared: :func:`shared_simulator`'s holder, to use one simulator for
+            several files (default: one for this file alone).
+    """
+    if shared is None:
+        with shared_simulator() as own:
+            return generate(spec, scene_dir, counts, log, own)
     config = generator_config(spec, scene_dir)
     total = sum(counts.values())
-    with rigid_receptacles_navigable(), _generator_class()(cfg=config, num_episodes=total) as gen:
+    generator = _generator_class(shared)
+    with rigid_receptacles_navigable(), generator(cfg=config, num_episodes=total) as gen:
         return {
             split: _split_json(gen, spec.name, split, count, log) for split, count in counts.items()
         }
@@ -330,9 +375,10 @@ def make(
     bridge_sim_api()
     specs = [s for s in DATASETS if names is None or s.name in names]
     written = []
-    with folder_written_whole(episodes_dir(out)) as tmp:
+    with folder_written_whole(episodes_dir(out)) as tmp, shared_simulator() as shared:
         for spec in specs:
-            for split, text in generate(spec, scene_dir, counts or spec.episodes, log).items():
+            texts = generate(spec, scene_dir, counts or spec.episodes, log, shared)
+            for split, text in texts.items():
                 packed = gzip.compress(text.encode())
                 path = os.path.join(tmp, split, f"{spec.name}.json.gz")
                 write_atomically(path, functools.partial(_write_bytes, data=packed))
