@@ -81,6 +81,7 @@ def register_all() -> None:
     _register_return_estimators()
     _register_env_pools()
     _register_settings_checks()
+    _register_settings_sections()
     register_configs()
     _DONE = True
 
@@ -151,6 +152,36 @@ def _register_settings_checks() -> None:
     register_settings_check("preemption policy", check_preemption_policy, training=True)
     register_settings_check("ver settings", check_ver_settings, training=True)
     register_settings_check("return estimator", check_return_estimator, training=True)
+
+
+def _register_settings_sections() -> None:
+    """The config sections of ``habitat_baselines`` (and of its ``rl``) the
+    schema is composed from (habitat_ver.common.settings_sections), each
+    declared beside the code that reads it, in this order."""
+    from habitat_ver.common.settings_sections import register_settings_section
+    from habitat_ver.config.embedded_env import EmbeddedEnvConfig
+    from habitat_ver.config.schema import (
+        DistribPreemptionConfig,
+        EnvWorkersConfig,
+        LearnerConfig,
+        ProgressConfig,
+        ReturnsConfig,
+        VERSystemConfig,
+    )
+    from habitat_ver.policies.ver_policy_config import VERPolicyConfig
+    from habitat_ver.trainers.appo_settings import AppoConfig
+    from habitat_ver.trainers.ver_settings import HabitatVerVERConfig
+
+    register_settings_section("rl.ver", HabitatVerVERConfig)
+    register_settings_section("rl.appo", AppoConfig)
+    register_settings_section("embedded_env", EmbeddedEnvConfig)
+    register_settings_section("progress", ProgressConfig)
+    register_settings_section("ver_system", VERSystemConfig)
+    register_settings_section("ver_policy", VERPolicyConfig)
+    register_settings_section("distrib_preemption", DistribPreemptionConfig)
+    register_settings_section("env_workers", EnvWorkersConfig)
+    register_settings_section("learner", LearnerConfig)
+    register_settings_section("returns", ReturnsConfig)
 
 
 def _registrations():

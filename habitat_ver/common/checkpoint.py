@@ -28,6 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from habitat_ver.common.atomic import write_atomically
 from habitat_ver.common.checksum import CHECKSUM_KEY, checksum_mismatch, with_checksum
+from habitat_ver.common.settings_sections import is_settings_section
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +41,8 @@ PREVIOUS_RESUME_STATE_NAME = "resume-state.prev.pth"
 CORRUPT_SUFFIX = ".corrupt"  # a corrupt newest resume state, set aside
 CHECKPOINT_NAME = re.compile(r"ckpt\.(\d+)\.pth")
 
-# Modules whose dataclasses are passive config records, safe to rebuild.
+# Modules whose dataclasses are passive config records, safe to rebuild (so
+# are the registered settings sections, wherever their components keep them).
 _CONFIG_MODULES = (
     "habitat.config.default_structured_configs",
     "habitat_baselines.config.default_structured_configs",
@@ -149,7 +151,7 @@ def plain_to_config(plain: Dict[str, Any]) -> DictConfig:
 
 
 def _is_safe_global(name: str) -> bool:
-    if name in _SAFE_NAMES or name.startswith(_SAFE_PREFIXES):
+    if name in _SAFE_NAMES or name.startswith(_SAFE_PREFIXES) or is_settings_section(name):
         return True
     module, _, attr = name.rpartition(".")
     return module in _CONFIG_MODULES

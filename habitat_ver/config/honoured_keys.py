@@ -12,6 +12,7 @@ allowed, and the trainer's kind.
 
 from typing import Any
 
+from habitat_ver.common.settings_sections import settings_section
 from habitat_ver.config.errors import check
 
 __all__ = [
@@ -68,12 +69,10 @@ def refuse_overlap(config: Any, kind: str) -> None:
 def refuse_appo_settings(config: Any, kind: str) -> None:
     """``rl.appo`` is read by the appo trainer only: other trainers refuse a
     value other than its default rather than ignore it."""
-    from habitat_ver.config.appo import AppoConfig
-
     appo = config.habitat_baselines.rl.get("appo")
     if appo is None:
         return
-    for name, default in vars(AppoConfig()).items():
+    for name, default in vars(settings_section("rl.appo")()).items():
         check(
             appo[name] == default,
             f"habitat_baselines.rl.appo.{name}",

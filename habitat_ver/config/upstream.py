@@ -17,7 +17,7 @@ config is what the run saves in its checkpoints.
   upstream's VER uses whatever the key says) are read as ``VERStorage``; any
   other storage is refused with :class:`ConfigError`.
 * ``rl.appo`` (``appo`` only): upstream's schema has no such section; its
-  defaults (:class:`~habitat_ver.config.appo.AppoConfig`) are filled in, under
+  defaults (the registered section, :mod:`habitat_ver.trainers.appo_settings`) are filled in, under
   any keys added with ``+habitat_baselines.rl.appo.<key>=<value>``.
 * ``updater_name`` (``appo`` only): appo's V-trace is a targets step of our
   :class:`~habitat_ver.updaters.ppo.PPOUpdater`; upstream's ``PPO`` (the
@@ -129,11 +129,12 @@ def with_appo_defaults(config: Any) -> Any:
     Raises:
         ConfigError: such a key is not one of our schema's.
     """
-    from habitat_ver.config.appo import HabitatVerRLConfig
+    from habitat_ver.config.schema import rl_schema
 
+    ours = rl_schema()
     rl = config.habitat_baselines.rl
     typed_as = OmegaConf.get_type(rl)
-    if isinstance(typed_as, type) and issubclass(typed_as, HabitatVerRLConfig):
+    if isinstance(typed_as, type) and issubclass(typed_as, ours):
         return config
     if "appo" in rl and not dataclasses.is_dataclass(typed_as):
         return config  # untyped (a stored config, plain data): read as it is
@@ -146,7 +147,7 @@ def with_appo_defaults(config: Any) -> Any:
     # RLConfig into its subclass.
     try:
         merged = OmegaConf.merge(
-            OmegaConf.structured(HabitatVerRLConfig), OmegaConf.to_container(rl, resolve=False)
+            OmegaConf.structured(ours), OmegaConf.to_container(rl, resolve=False)
         )
     except OmegaConfBaseException as error:
         key = f"habitat_baselines.rl.{error.full_key}" if error.full_key else "habitat_baselines.rl"

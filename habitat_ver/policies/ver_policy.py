@@ -14,7 +14,7 @@ It follows habitat-baselines' ``NetPolicy``/``Net`` contract, so upstream's
 ``rl.ddppo.backbone`` (must be ``resnet18``), ``rl.policy[agent]``
 (``action_distribution_type``, ``action_dist``), ``rl.auxiliary_losses``;
 our own knobs in ``habitat_baselines.ver_policy``
-(:class:`~habitat_ver.config.ver_policy.VERPolicyConfig`).
+(:class:`~habitat_ver.policies.ver_policy_config.VERPolicyConfig`).
 """
 
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, cast
@@ -36,7 +36,7 @@ from habitat_baselines.rl.ppo.policy import (
 )
 from habitat_ver.config.aux_losses import check_aux_losses_fit
 from habitat_ver.config.schema import section_or_default
-from habitat_ver.config.ver_policy import VERPolicyConfig
+from habitat_ver.policies.ver_policy_config import VERPolicyConfig
 from habitat_ver.policies.agent_config import agent_policy_config, policy_observation_space
 from habitat_ver.policies.action_heads import (
     ActionHead,

@@ -1,4 +1,9 @@
-"""The ``ver`` trainer's own settings: their checks, and what ``auto`` overlap decides.
+"""The ``ver`` trainer's own settings: their sections, their checks, and what
+``auto`` overlap decides.
+
+Its config section ``habitat_baselines.rl.ver`` (:class:`HabitatVerVERConfig`,
+upstream's with ``overlap_rollouts_and_learn`` widened to ``auto``; registered
+in :mod:`habitat_ver.registration`).
 
 ``habitat_baselines.rl.ver.overlap_rollouts_and_learn=auto``: before every
 update the trainer decides whether the envs keep stepping while PPO learns,
@@ -16,13 +21,35 @@ and overlap is slower than plain ``ver`` (docs/BENCHMARKS.md).
 """
 
 import math
+from dataclasses import dataclass
 from typing import Any, Optional
+
+from habitat_baselines.config.default_structured_configs import VERConfig
 
 from habitat_ver.common.checks import AUTO, in_range, is_count
 from habitat_ver.config.errors import check
-from habitat_ver.config.ver_overlap import KEY as OVERLAP_KEY
 
-__all__ = ["AUTO_LEARN_SHARE", "AUTO_SPARE_CORES", "auto_overlaps", "check_ver_settings"]
+__all__ = [
+    "AUTO_LEARN_SHARE",
+    "AUTO_SPARE_CORES",
+    "OVERLAP_KEY",
+    "HabitatVerVERConfig",
+    "auto_overlaps",
+    "check_ver_settings",
+]
+
+OVERLAP_KEY = "habitat_baselines.rl.ver.overlap_rollouts_and_learn"
+
+
+@dataclass
+class HabitatVerVERConfig(VERConfig):
+    """Upstream's ``rl.ver`` with ``overlap_rollouts_and_learn`` widened to ``auto``
+    (upstream types it a bool)."""
+
+    # True, False, or "auto" (on when learning took >= 25% of the last update
+    # and the run left >= 0.5 cores unused while its rollout was collected).
+    overlap_rollouts_and_learn: Any = False
+
 
 # Learning's share of an update's wall time from which `auto` overlaps.
 AUTO_LEARN_SHARE = 0.25

@@ -17,7 +17,7 @@ from habitat_ver.algo.entropy_coef import (
     entropy_coef_loss,
     entropy_target,
 )
-from habitat_ver.config.ver_policy import VERPolicyConfig
+from habitat_ver.policies.ver_policy_config import VERPolicyConfig
 from habitat_ver.policies.ver_policy import VERPolicy
 from habitat_ver.storage.rollout_storage import LockstepRolloutStorage
 from habitat_ver.updaters.entropy import (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 
-from habitat_ver.config.appo import AppoConfig
+from habitat_ver.trainers.appo_settings import AppoConfig
 from habitat_ver.config.compose import get_config
 from habitat_ver.config.validate import ConfigError
 from habitat_ver.envs.pools import resolve_layout

@@ -15,7 +15,7 @@ from habitat_baselines.rl.ppo.policy import NetPolicy
 from habitat_baselines.rl.ppo.ppo import PPO
 from omegaconf import OmegaConf
 
-from habitat_ver.config.ver_policy import VERPolicyConfig
+from habitat_ver.policies.ver_policy_config import VERPolicyConfig
 from habitat_ver.policies.action_heads import ActionHead, GaussianHead
 from habitat_ver.policies.ver_policy import VERPolicy
 

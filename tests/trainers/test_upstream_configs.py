@@ -15,7 +15,7 @@ from omegaconf import OmegaConf
 
 from habitat_baselines.config.default_structured_configs import RLConfig
 
-from habitat_ver.config.appo import AppoConfig
+from habitat_ver.trainers.appo_settings import AppoConfig
 from habitat_ver.config.compose import get_config
 from habitat_ver.config.upstream import OUR_ENV_FACTORY
 from habitat_ver.config.validate import ConfigError

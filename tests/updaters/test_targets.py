@@ -13,7 +13,7 @@ from habitat_ver.algo.ppo_loss import (
     value_loss,
 )
 from habitat_ver.algo.vtrace import vtrace
-from habitat_ver.config.ver_policy import VERPolicyConfig
+from habitat_ver.policies.ver_policy_config import VERPolicyConfig
 from habitat_ver.policies.ver_policy import VERPolicy
 from habitat_ver.system.appo_batch import TrajectoryBatch
 from habitat_ver.updaters.ppo import PPOUpdater

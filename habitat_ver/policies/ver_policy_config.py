@@ -1,7 +1,8 @@
 """Knobs of :class:`~habitat_ver.policies.ver_policy.VERPolicy` upstream lacks.
 
-Read from ``habitat_baselines.ver_policy``; when the section is absent (an
-upstream-schema config) these defaults apply. The recurrent core's type,
+Read from ``habitat_baselines.ver_policy``, the config section this dataclass
+is registered as (:mod:`habitat_ver.registration`); when the section is absent
+(an upstream-schema config) these defaults apply. The recurrent core's type,
 depth and width and the backbone name are upstream's keys
 (``rl.ddppo.rnn_type``, ``rl.ddppo.num_recurrent_layers``,
 ``rl.ppo.hidden_size``, ``rl.ddppo.backbone``) and are not repeated here.

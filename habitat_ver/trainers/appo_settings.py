@@ -6,15 +6,14 @@ a learner that trains on complete trajectories of ``rl.ppo.num_steps`` steps
 as soon as a batch of them is ready.  PPO's own keys (``rl.ppo.*``: clip,
 epochs, minibatches, lr, gamma, ...) keep their meaning; ``rl.ppo.tau``
 (GAE's lambda) is unused, V-trace replaces GAE.
+
+Registered as the config section ``rl.appo`` in :mod:`habitat_ver.registration`.
 """
 
-from dataclasses import dataclass, field
-from typing import Any, Dict
-
-from habitat_baselines.config.default_structured_configs import RLConfig
+from dataclasses import dataclass
+from typing import Any
 
 from habitat_ver.common.checks import AUTO
-from habitat_ver.config.ver_overlap import HabitatVerVERConfig
 
 
 @dataclass
@@ -42,25 +41,3 @@ class AppoConfig:
     max_policy_lag: int = 20
     # Run the rollout workers in the policy worker's thread (tests, debugging).
     serial: bool = False
-
-
-@dataclass
-class HabitatVerRLConfig(RLConfig):
-    """Upstream's ``rl`` section plus ``rl.appo`` and ``rl.max_nonfinite_rewards``,
-    with ``rl.ver.overlap_rollouts_and_learn`` widened to ``auto`` and
-    ``rl.auxiliary_losses`` to any arguments."""
-
-    # Upstream's VER settings; overlap_rollouts_and_learn may also be "auto".
-    ver: HabitatVerVERConfig = field(default_factory=HabitatVerVERConfig)
-
-    # Upstream's auxiliary losses by registered name, each with its constructor
-    # arguments (cpca: {loss_scale: 0.1}; habitat_ver/config/aux_losses.py).
-    # Upstream types the values AuxLossConfig, a schema without fields, so
-    # `+habitat_baselines.rl.auxiliary_losses.cpca.loss_scale=0.1` failed with
-    # "dict is not a subclass of AuxLossConfig"; the names are checked at start.
-    auxiliary_losses: Dict[str, Any] = field(default_factory=dict)
-    # The appo trainer's settings (habitat_ver/config/appo.py).
-    appo: AppoConfig = field(default_factory=AppoConfig)
-    # NaN/inf rewards tolerated per run (ver, appo; each learnt as 0, counted
-    # in system/nonfinite_rewards) before the run fails naming the env, >= 0.
-    max_nonfinite_rewards: int = 100
