@@ -160,17 +160,13 @@ def _register_settings_sections() -> None:
     declared beside the code that reads it, in this order."""
     from habitat_ver.common.settings_sections import register_settings_section
     from habitat_ver.config.embedded_env import EmbeddedEnvConfig
-    from habitat_ver.config.schema import (
-        DistribPreemptionConfig,
-        EnvWorkersConfig,
-        LearnerConfig,
-        ProgressConfig,
-        ReturnsConfig,
-        VERSystemConfig,
-    )
+    from habitat_ver.config.schema import EnvWorkersConfig, LearnerConfig
+    from habitat_ver.distributed.preemption_rule import DistribPreemptionConfig
     from habitat_ver.policies.ver_policy_config import VERPolicyConfig
     from habitat_ver.trainers.appo_settings import AppoConfig
-    from habitat_ver.trainers.ver_settings import HabitatVerVERConfig
+    from habitat_ver.trainers.progress import ProgressConfig
+    from habitat_ver.trainers.ver_settings import HabitatVerVERConfig, VERSystemConfig
+    from habitat_ver.updaters.targets import ReturnsConfig
 
     register_settings_section("rl.ver", HabitatVerVERConfig)
     register_settings_section("rl.appo", AppoConfig)

@@ -7,11 +7,10 @@ Each component declares its section next to its code and registers it
 :mod:`habitat_ver.registration`); :func:`register_configs` composes the schema
 from what is registered: :func:`baselines_schema` (``HabitatVerBaselinesConfig``)
 and its ``rl`` section, :func:`rl_schema` (``HabitatVerRLConfig``).  The
-sections of no one component (the embedded envs, the progress bar, the env
-workers' watch, the learner's threads, straggler preemption, the return
-estimator) are declared here and registered the same way.  Upstream configs,
-which use upstream's base, still run with our trainers: a missing section means
-its defaults (:func:`section_or_default`).
+sections that several components read (the embedded envs, the env workers'
+watch) and the learner's threads are declared here and registered the same
+way.  Upstream configs, which use upstream's base, still run with our
+trainers: a missing section means its defaults (:func:`section_or_default`).
 """
 
 import dataclasses
@@ -36,29 +35,6 @@ DEFAULT_HANG_WARNING_S = 60.0
 
 
 @dataclass
-class ProgressConfig:
-    """Console progress display of long runs (rank 0 only)."""
-
-    # Show a progress bar with steps, steps/s and reward; off for plain logs.
-    enabled: bool = True
-    # Minimum seconds between two refreshes of the bar.
-    refresh_seconds: float = 0.5
-
-
-@dataclass
-class VERSystemConfig:
-    """How the `ver` trainer batches inference over ready environments."""
-
-    # Wait for at least this fraction of the envs before running inference...
-    min_batch_fraction: float = 0.25
-    # ...but never longer than this, in milliseconds, after the first arrived.
-    # 0 (the default): no wait; inference takes every result that arrived
-    # while the last one ran (a wait did not collect faster on any workload
-    # of docs/BENCHMARKS.md).
-    max_wait_ms: float = 0.0
-
-
-@dataclass
 class EnvWorkersConfig:
     """How the trainers watch their env worker processes."""
 
@@ -75,25 +51,6 @@ class LearnerConfig:
     # a multi-threaded update was slower than one thread (system/scheduling.py);
     # an integer n >= 1: always n threads (1: never more than inference's one).
     num_threads: Any = AUTO
-
-
-@dataclass
-class DistribPreemptionConfig:
-    """How a multi-rank run cuts the rollouts of slow ranks short."""
-
-    # "auto" (ddppo: DD-PPO's sync_frac rule; ver: VER's estimated optimum),
-    # "none" (every rank collects its whole rollout), "ddppo", "ver", or any
-    # rule registered in habitat_ver.distributed.preemption_rule.
-    policy: str = AUTO
-
-
-@dataclass
-class ReturnsConfig:
-    """Where PPO's advantages and returns come from (the updater's targets step)."""
-
-    # "auto" (ddppo, ver: gae; appo: vtrace), "gae" (rl.ppo.gamma, tau, use_gae),
-    # "vtrace" (rl.appo.vtrace_*), or any estimator registered in habitat_ver.updaters.targets.
-    estimator: str = AUTO
 
 
 @dataclass

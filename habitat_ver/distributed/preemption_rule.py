@@ -33,6 +33,7 @@ from habitat_ver.config.errors import ConfigError, check
 from habitat_ver.config.honoured_keys import trainer_class
 
 __all__ = [
+    "DistribPreemptionConfig",
     "NoPreemption",
     "PreemptionRule",
     "PreemptionSetup",
@@ -43,6 +44,18 @@ __all__ = [
     "preemption_rule_names",
     "register_preemption_rule",
 ]
+
+
+@dataclass
+class DistribPreemptionConfig:
+    """``habitat_baselines.distrib_preemption`` (a settings section, registered in
+    :mod:`habitat_ver.registration`): how a multi-rank run cuts the rollouts of
+    slow ranks short."""
+
+    # "auto" (ddppo: DD-PPO's sync_frac rule; ver: VER's estimated optimum),
+    # "none" (every rank collects its whole rollout), "ddppo", "ver", or any
+    # rule registered in habitat_ver.distributed.preemption_rule.
+    policy: str = AUTO
 
 
 @dataclass(frozen=True)

@@ -48,18 +48,13 @@ from habitat_ver.compat import upstream_private
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
 from habitat_ver.config.errors import ConfigError, check
 from habitat_ver.config.hab_data import HabitatDataMissingError
-from habitat_ver.config.schema import (
-    learner_num_threads,
-    DistribPreemptionConfig,
-    ProgressConfig,
-    ReturnsConfig,
-    section_or_default,
-)
+from habitat_ver.config.schema import learner_num_threads, section_or_default
 from habitat_ver.config.upstream import use_our_env_factory
 from habitat_ver.config.validate import validate
 from habitat_ver.distributed import requeue
 from habitat_ver.distributed.episode_stats import agree_on_episode_stat_keys
 from habitat_ver.distributed.preemption_rule import (
+    DistribPreemptionConfig,
     NoPreemption,
     PreemptionRule,
     PreemptionSetup,
@@ -98,11 +93,13 @@ from habitat_ver.trainers.run_guards import (
 from habitat_ver.trainers.training_log import write_training_log
 from habitat_ver.updaters.ppo import PPOUpdater
 from habitat_ver.updaters.targets import (
+    ReturnsConfig,
     RolloutTargets,
     build_return_estimator,
     resolve_return_estimator,
 )
 from habitat_ver.trainers.progress import (
+    ProgressConfig,
     RunProgress,
     RunSummary,
     progress_bar,

@@ -20,6 +20,19 @@ from habitat_baselines.common.logging import baselines_logger
 from torch import Tensor
 from tqdm import tqdm
 
+
+@dataclass
+class ProgressConfig:
+    """``habitat_baselines.progress`` (a settings section, registered in
+    :mod:`habitat_ver.registration`): console progress display of long runs
+    (rank 0 only)."""
+
+    # Show a progress bar with steps, steps/s and reward; off for plain logs.
+    enabled: bool = True
+    # Minimum seconds between two refreshes of the bar.
+    refresh_seconds: float = 0.5
+
+
 # The loggers whose console lines pass above the bar: habitat-lab's (ours and
 # upstream's trainers log there) and habitat-baselines'.
 BAR_LOGGERS = (habitat_logger, baselines_logger)

@@ -35,7 +35,7 @@ from torch import Tensor
 
 from habitat_ver.common.checks import AUTO
 from habitat_ver.config.honoured_keys import refuse_appo_settings, refuse_double_buffering
-from habitat_ver.config.schema import VERSystemConfig, section_or_default
+from habitat_ver.config.schema import section_or_default
 from habitat_ver.config.upstream import use_ver_storage
 from habitat_ver.config.errors import check
 from habitat_ver.distributed.preemption_rule import RolloutEnd, RolloutProgress
@@ -46,7 +46,7 @@ from habitat_ver.system.ver_collector import VERCollector
 from habitat_ver.trainers.base import HabitatVerTrainer
 from habitat_ver.storage.ver_storage import VERStorage
 from habitat_ver.trainers.ver_agent import VERAgentAccessMgr
-from habitat_ver.trainers.ver_settings import auto_overlaps
+from habitat_ver.trainers.ver_settings import VERSystemConfig, auto_overlaps
 
 
 def check_minibatches_divide_the_rollout(config: Any) -> None:

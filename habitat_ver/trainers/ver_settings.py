@@ -1,9 +1,10 @@
 """The ``ver`` trainer's own settings: their sections, their checks, and what
 ``auto`` overlap decides.
 
-Its config section ``habitat_baselines.rl.ver`` (:class:`HabitatVerVERConfig`,
-upstream's with ``overlap_rollouts_and_learn`` widened to ``auto``; registered
-in :mod:`habitat_ver.registration`).
+Its config sections (registered in :mod:`habitat_ver.registration`):
+``habitat_baselines.ver_system`` (:class:`VERSystemConfig`, inference
+batching) and ``habitat_baselines.rl.ver`` (:class:`HabitatVerVERConfig`,
+upstream's with ``overlap_rollouts_and_learn`` widened to ``auto``).
 
 ``habitat_baselines.rl.ver.overlap_rollouts_and_learn=auto``: before every
 update the trainer decides whether the envs keep stepping while PPO learns,
@@ -34,11 +35,26 @@ __all__ = [
     "AUTO_SPARE_CORES",
     "OVERLAP_KEY",
     "HabitatVerVERConfig",
+    "VERSystemConfig",
     "auto_overlaps",
     "check_ver_settings",
 ]
 
 OVERLAP_KEY = "habitat_baselines.rl.ver.overlap_rollouts_and_learn"
+
+
+@dataclass
+class VERSystemConfig:
+    """``habitat_baselines.ver_system``: how the `ver` trainer batches inference
+    over ready environments."""
+
+    # Wait for at least this fraction of the envs before running inference...
+    min_batch_fraction: float = 0.25
+    # ...but never longer than this, in milliseconds, after the first arrived.
+    # 0 (the default): no wait; inference takes every result that arrived
+    # while the last one ran (a wait did not collect faster on any workload
+    # of docs/BENCHMARKS.md).
+    max_wait_ms: float = 0.0
 
 
 @dataclass

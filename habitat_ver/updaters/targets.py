@@ -31,6 +31,7 @@ plus one :func:`register_return_estimator` call in
 checks the chosen name.
 """
 
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from torch import Tensor
@@ -40,10 +41,11 @@ from habitat_ver.common.checks import AUTO
 from habitat_ver.common.kind_registry import KindRegistry
 from habitat_ver.config.errors import check
 from habitat_ver.config.honoured_keys import trainer_kind
-from habitat_ver.config.schema import ReturnsConfig, section_or_default
+from habitat_ver.config.schema import section_or_default
 from habitat_ver.storage.return_steps import RolloutSteps
 
 __all__ = [
+    "ReturnsConfig",
     "RolloutTargets",
     "TargetsStep",
     "build_return_estimator",
@@ -52,6 +54,18 @@ __all__ = [
     "resolve_return_estimator",
     "return_estimator_names",
 ]
+
+
+@dataclass
+class ReturnsConfig:
+    """``habitat_baselines.returns`` (a settings section, registered in
+    :mod:`habitat_ver.registration`): where PPO's advantages and returns come
+    from (the updater's targets step)."""
+
+    # "auto" (ddppo, ver: gae; appo: vtrace), "gae" (rl.ppo.gamma, tau, use_gae),
+    # "vtrace" (rl.appo.vtrace_*), or any estimator registered in habitat_ver.updaters.targets.
+    estimator: str = AUTO
+
 
 # (values, action_log_probs, dist_entropy) of the steps the losses are taken on.
 Evaluated = Tuple[Tensor, Tensor, Tensor]
