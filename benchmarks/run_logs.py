@@ -34,6 +34,8 @@ KEYS: Dict[str, Tuple[str, ...]] = {
         "system/time/trainer.update_agent",
         "perf/trainer.update_agent",
     ),
+    # Our trainers' torch threads per update (learner.num_threads, `auto`'s choice).
+    "learner_threads": ("system/learner_threads",),
 }
 # Series returned as ``<name>_curve`` by :func:`summarize` (reward always).
 CURVES = ("reward", "success", "spl")
@@ -210,6 +212,7 @@ def summarize(series: Series) -> Dict[str, object]:
         ``update_s``, the keys of :func:`split`, ``collect_sps`` (steps per
         update / collection seconds), ``reward_curve`` ([[step, return]]),
         ``success_curve`` and ``spl_curve`` where logged (same form),
+        ``learner_threads`` (the mean over steady updates; None where not logged),
         ``final_reward`` and ``keys`` (the tag each series came from).
     """
     if "sps" not in series:
@@ -241,6 +244,7 @@ def summarize(series: Series) -> Dict[str, object]:
         update_s=update_s,
         **parts,
         collect_sps=per_update / collect if collect else None,
+        learner_threads=_timing(series, "learner_threads", steady_from),
         **curves,
         final_reward=reward[-1][1] if reward else None,
         keys={name: tag for name, (tag, _) in series.items()},

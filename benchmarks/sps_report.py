@@ -211,7 +211,7 @@ def print_table(name: str, entry: Dict[str, Any]) -> None:
         print(f"  env ceiling after every system: {info['env_ceiling_after']['steps_per_s']:.1f}")
     print(
         f"{'system':16s} {'steady':>8s} {'mean':>8s} {'of limit':>9s} {'collect s':>10s} "
-        f"{'learn s':>8s} {'collect %':>10s} {'collect sps':>12s}"
+        f"{'learn s':>8s} {'collect %':>10s} {'collect sps':>12s} {'threads':>8s}"
     )
     for system, res in results.items():
         if "steady_sps" not in res:
@@ -223,7 +223,7 @@ def print_table(name: str, entry: Dict[str, Any]) -> None:
             f"{_fmt(res.get('limit_fraction'), '9.2f')} {_fmt(res.get('collect_s'), '10.2f')} "
             f"{_fmt(res.get('learn_s'), '8.2f')} "
             f"{_fmt(None if share is None else 100 * share, '10.0f')} "
-            f"{_fmt(res.get('collect_sps'), '12.1f')}"
+            f"{_fmt(res.get('collect_sps'), '12.1f')} {_fmt(res.get('learner_threads'), '8.2f')}"
         )
         if res.get("over_limit"):
             print(f"  {system}: ABOVE the wait-bound limit, so not on this workload's envs")

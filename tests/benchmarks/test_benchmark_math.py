@@ -106,6 +106,16 @@ def test_summarize_on_a_hand_made_run():
     assert summary["collect_s"] == pytest.approx(3.0)
     assert summary["collect_sps"] == pytest.approx(1024 / 3)
     assert summary["reward_curve"] == [] and "success_curve" not in summary
+    assert summary["learner_threads"] is None  # not logged by this run
+    threads = [
+        (1024.0, 2.0, 100.0),
+        (2048.0, 1.0, 104.0),
+        (3072.0, 2.0, 108.0),
+        (4096.0, 2.0, 112.0),
+    ]
+    series["learner_threads"] = ("system/learner_threads", threads)
+    # The mean over the steady updates: the start-up update's choice left out.
+    assert run_logs.summarize(series)["learner_threads"] == pytest.approx(5 / 3)
 
 
 def test_episode_metrics_come_back_as_curves(tmp_path):
