@@ -62,6 +62,8 @@ VARIANTS = {
     "nover": _VER + ["habitat_baselines.rl.ver.variable_experience=False"],
     "ver_overlap": _VER + ["habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"],
     "ver_auto": _VER + ["habitat_baselines.rl.ver.overlap_rollouts_and_learn=auto"],
+    # The learner's threads fixed at 2 instead of `auto`'s choice per update.
+    "ver_threads2": _VER + ["habitat_baselines.learner.num_threads=2"],
     "appo": ["habitat_baselines.trainer_name=appo"],
     "upstream_ddppo": ["habitat_baselines.trainer_name=upstream_ddppo"],
     # habitat-baselines' own VER, on the same envs (its default 2 inference workers).
