@@ -113,6 +113,12 @@ UPSTREAM_PRIVATE: Tuple[UpstreamName, ...] = (
     UpstreamName(HIERARCHICAL_POLICY, "_skills", "state", "skills/hierarchical_policy"),
     UpstreamName(HIERARCHICAL_POLICY, "_name_to_idx", "state", "skills/hierarchical_policy"),
     UpstreamName(HIERARCHICAL_POLICY, "_idx_to_name", "state", "skills/hierarchical_policy"),
+    UpstreamName(HIERARCHICAL_POLICY, "_active_envs", "state", "skills/hierarchical_policy"),
+    UpstreamName(
+        HIERARCHICAL_POLICY, "_cur_call_high_level", "state", "skills/hierarchical_policy"
+    ),
+    UpstreamName(HIERARCHICAL_POLICY, "_cur_skills", "state", "skills/hierarchical_policy"),
+    UpstreamName(HIERARCHICAL_POLICY, "_high_level_policy", "state", "skills/hierarchical_policy"),
     UpstreamName(FIXED_POLICY, "_parse_solution_actions", "hook", "skills/fixed_planner"),
     UpstreamName(HIGH_LEVEL_POLICY, "_config", "state", "skills/fixed_planner"),
     UpstreamName(HIGH_LEVEL_POLICY, "_pddl_prob", "state", "skills/fixed_planner"),
