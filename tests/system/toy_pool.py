@@ -78,12 +78,7 @@ class ToyPool:
         return taken
 
     def read(self, ids: Tensor) -> Any:
-        return (
-            {key: value[ids] for key, value in self.buffers.observations.items()},
-            self.buffers.rewards[ids].clone(),
-            self.buffers.dones[ids].clone(),
-            self.buffers.infos[ids].clone(),
-        )
+        return self.buffers.gather(ids)
 
     def close(self) -> None:
         if not self.closed:
