@@ -1,7 +1,7 @@
 """The settings sections components bring to the config schema, by key.
 
 A component that reads settings of its own (the ``appo`` trainer's
-``rl.appo``, the ``ver`` trainer's ``ver_system``, VERPolicy's ``ver_policy``)
+``rl.appo``, the ``ver`` trainer's ``rl.ver``, VERPolicy's ``ver_policy``)
 declares them as a dataclass next to its code and registers it here under its
 key, in :mod:`habitat_ver.registration`.  :mod:`habitat_ver.config.schema`
 composes ``habitat_baselines``' structured schema from what is registered, so

@@ -119,7 +119,7 @@ class VERCollector:
 
     # ------------------------------------------------------------- batches
     def wait_ready(self, timeout: Optional[float] = None) -> List[int]:
-        """Ready envs, batched as ``habitat_baselines.ver_system`` asks.
+        """Ready envs, batched as ``habitat_baselines.rl.ver`` asks.
 
         Raises:
             queue.Empty: none arrived within ``timeout`` (None: wait).

@@ -35,7 +35,6 @@ from torch import Tensor
 
 from habitat_ver.common.checks import AUTO
 from habitat_ver.config.honoured_keys import refuse_appo_settings, refuse_double_buffering
-from habitat_ver.config.schema import section_or_default
 from habitat_ver.config.upstream import use_ver_storage
 from habitat_ver.config.errors import check
 from habitat_ver.distributed.preemption_rule import RolloutEnd, RolloutProgress
@@ -46,7 +45,7 @@ from habitat_ver.system.ver_collector import VERCollector
 from habitat_ver.trainers.base import HabitatVerTrainer
 from habitat_ver.storage.ver_storage import VERStorage
 from habitat_ver.trainers.ver_agent import VERAgentAccessMgr
-from habitat_ver.trainers.ver_settings import VERSystemConfig, auto_overlaps
+from habitat_ver.trainers.ver_settings import auto_overlaps, inference_batching
 
 
 def check_minibatches_divide_the_rollout(config: Any) -> None:
@@ -135,11 +134,13 @@ class VERTrainer(HabitatVerTrainer):
         )
 
     def _make_collector(self, pool: AsyncEnvPool) -> VERCollector:
-        system = section_or_default(self.config, "ver_system", VERSystemConfig)
+        batching = inference_batching(self.config)
+        for note in batching.deprecation_notes():
+            logger.warning(note)
         return VERCollector(
             pool,
-            min_batch_fraction=system.min_batch_fraction,
-            max_wait_ms=system.max_wait_ms,
+            min_batch_fraction=batching.min_batch_fraction,
+            max_wait_ms=batching.max_wait_ms,
             device=self.device,
             transform=functools.partial(
                 apply_obs_transforms_batch, obs_transforms=self.obs_transforms

@@ -1,10 +1,12 @@
-"""The ``ver`` trainer's own settings: their sections, their checks, and what
+"""The ``ver`` trainer's own settings: their section, their checks, and what
 ``auto`` overlap decides.
 
-Its config sections (registered in :mod:`habitat_ver.registration`):
-``habitat_baselines.ver_system`` (:class:`VERSystemConfig`, inference
-batching) and ``habitat_baselines.rl.ver`` (:class:`HabitatVerVERConfig`,
-upstream's with ``overlap_rollouts_and_learn`` widened to ``auto``).
+Its config section is ``habitat_baselines.rl.ver`` (:class:`HabitatVerVERConfig`,
+registered in :mod:`habitat_ver.registration`): upstream's, with
+``overlap_rollouts_and_learn`` widened to ``auto`` and inference batching
+(``min_batch_fraction``, ``max_wait_ms``) added.  Those two were
+``habitat_baselines.ver_system.*`` before; the old keys still work, with a
+one-line deprecation note (:func:`inference_batching`).
 
 ``habitat_baselines.rl.ver.overlap_rollouts_and_learn=auto``: before every
 update the trainer decides whether the envs keep stepping while PPO learns,
@@ -23,7 +25,7 @@ and overlap is slower than plain ``ver`` (docs/BENCHMARKS.md).
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, List, NamedTuple, Optional
 
 from habitat_baselines.config.default_structured_configs import VERConfig
 
@@ -36,35 +38,77 @@ __all__ = [
     "OVERLAP_KEY",
     "HabitatVerVERConfig",
     "VERSystemConfig",
+    "InferenceBatching",
     "auto_overlaps",
     "check_ver_settings",
+    "inference_batching",
 ]
 
 OVERLAP_KEY = "habitat_baselines.rl.ver.overlap_rollouts_and_learn"
 
 
 @dataclass
-class VERSystemConfig:
-    """``habitat_baselines.ver_system``: how the `ver` trainer batches inference
-    over ready environments."""
-
-    # Wait for at least this fraction of the envs before running inference...
-    min_batch_fraction: float = 0.25
-    # ...but never longer than this, in milliseconds, after the first arrived.
-    # 0 (the default): no wait; inference takes every result that arrived
-    # while the last one ran (a wait did not collect faster on any workload
-    # of docs/BENCHMARKS.md).
-    max_wait_ms: float = 0.0
-
-
-@dataclass
 class HabitatVerVERConfig(VERConfig):
     """Upstream's ``rl.ver`` with ``overlap_rollouts_and_learn`` widened to ``auto``
-    (upstream types it a bool)."""
+    (upstream types it a bool) and the `ver` trainer's inference batching."""
 
     # True, False, or "auto" (on when learning took >= 25% of the last update
     # and the run left >= 0.5 cores unused while its rollout was collected).
     overlap_rollouts_and_learn: Any = False
+    # Inference waits for at least this fraction of the envs...
+    min_batch_fraction: float = 0.25
+    # ...but never longer than this, in milliseconds, after the first arrived.
+    # 0 (the default): no wait; inference takes every result that arrived
+    # while the last one ran.
+    max_wait_ms: float = 0.0
+
+
+@dataclass
+class VERSystemConfig:
+    """Deprecated ``habitat_baselines.ver_system``: its keys moved to
+    ``habitat_baselines.rl.ver``; a value set here still wins, with a note."""
+
+    # Deprecated: habitat_baselines.rl.ver.min_batch_fraction.
+    min_batch_fraction: Optional[float] = None
+    # Deprecated: habitat_baselines.rl.ver.max_wait_ms.
+    max_wait_ms: Optional[float] = None
+
+
+class InferenceBatching(NamedTuple):
+    """How the `ver` trainer batches inference, and where each value was read."""
+
+    min_batch_fraction: float
+    max_wait_ms: float
+    keys: List[str]  # the key each value came from, in the fields' order
+
+    def deprecation_notes(self) -> List[str]:
+        """One line per value read from a deprecated ``ver_system`` key."""
+        return [
+            f"habitat_ver: {key} is deprecated: set {_RL_VER}.{key.rpartition('.')[2]} instead"
+            for key in self.keys
+            if key.startswith(_VER_SYSTEM)
+        ]
+
+
+_RL_VER = "habitat_baselines.rl.ver"
+_VER_SYSTEM = "habitat_baselines.ver_system"
+
+
+def inference_batching(config: Any) -> InferenceBatching:
+    """``min_batch_fraction`` and ``max_wait_ms`` from ``rl.ver``, or from the
+    deprecated ``ver_system`` where a value is set there."""
+    baselines = config.habitat_baselines
+    ver = baselines.rl.get("ver") or {}
+    old = baselines.get("ver_system") or {}
+    values, keys = [], []
+    for name in ("min_batch_fraction", "max_wait_ms"):
+        if old.get(name) is not None:
+            values.append(old[name])
+            keys.append(f"{_VER_SYSTEM}.{name}")
+        else:
+            values.append(ver.get(name, getattr(HabitatVerVERConfig, name)))
+            keys.append(f"{_RL_VER}.{name}")
+    return InferenceBatching(values[0], values[1], keys)
 
 
 # Learning's share of an update's wall time from which `auto` overlaps.
@@ -86,23 +130,22 @@ def auto_overlaps(learn_s: float, collect_s: float, spare_cores: Optional[float]
 
 
 def check_ver_settings(config: Any) -> None:
-    """``habitat_baselines.ver_system`` (inference batching) and
-    ``habitat_baselines.rl.ver`` (inference workers, overlap), where present."""
+    """``habitat_baselines.rl.ver``: inference batching (also where set by the
+    deprecated ``ver_system`` keys), inference workers, overlap."""
     baselines = config.habitat_baselines
-    system = baselines.get("ver_system")
-    if system is not None:
-        check(
-            in_range(system.min_batch_fraction, 0.0, 1.0, low_open=True),
-            "habitat_baselines.ver_system.min_batch_fraction",
-            system.min_batch_fraction,
-            "a fraction of the envs in (0, 1]",
-        )
-        check(
-            in_range(system.max_wait_ms, 0.0, math.inf),
-            "habitat_baselines.ver_system.max_wait_ms",
-            system.max_wait_ms,
-            "a finite number of milliseconds >= 0",
-        )
+    batching = inference_batching(config)
+    check(
+        in_range(batching.min_batch_fraction, 0.0, 1.0, low_open=True),
+        batching.keys[0],
+        batching.min_batch_fraction,
+        "a fraction of the envs in (0, 1]",
+    )
+    check(
+        in_range(batching.max_wait_ms, 0.0, math.inf),
+        batching.keys[1],
+        batching.max_wait_ms,
+        "a finite number of milliseconds >= 0",
+    )
     ver = baselines.rl.get("ver")
     if ver is not None:
         check(

@@ -30,6 +30,18 @@ BAD = [
         "(0, 1]",
     ),
     (
+        "ver",
+        "habitat_baselines.rl.ver.min_batch_fraction=0",
+        "habitat_baselines.rl.ver.min_batch_fraction=0.0 ",
+        "(0, 1]",
+    ),
+    (
+        "ver",
+        "habitat_baselines.rl.ver.max_wait_ms=-1",
+        "habitat_baselines.rl.ver.max_wait_ms=-1.0 ",
+        ">= 0",
+    ),
+    (
         "ddppo",
         "habitat_baselines.ver_system.max_wait_ms=-5",
         "habitat_baselines.ver_system.max_wait_ms=-5.0 ",

@@ -109,6 +109,52 @@ def test_auto_overlaps_from_a_quarter_of_the_update_and_spare_cores(
     assert auto_overlaps(learn_s, collect_s, spare_cores) is overlaps
 
 
+@pytest.mark.parametrize(
+    "overrides, expected, notes",
+    [
+        ([], (0.25, 0.0), []),
+        (["habitat_baselines.rl.ver.min_batch_fraction=0.5"], (0.5, 0.0), []),
+        # The deprecated keys still set the values, and each says where they moved.
+        (
+            [
+                "habitat_baselines.rl.ver.min_batch_fraction=0.5",
+                "habitat_baselines.ver_system.min_batch_fraction=0.75",
+                "habitat_baselines.ver_system.max_wait_ms=3",
+            ],
+            (0.75, 3.0),
+            [
+                "habitat_ver: habitat_baselines.ver_system.min_batch_fraction is deprecated: "
+                "set habitat_baselines.rl.ver.min_batch_fraction instead",
+                "habitat_ver: habitat_baselines.ver_system.max_wait_ms is deprecated: "
+                "set habitat_baselines.rl.ver.max_wait_ms instead",
+            ],
+        ),
+    ],
+)
+def test_inference_batching_is_read_from_rl_ver_and_the_old_keys(overrides, expected, notes):
+    from habitat_ver.trainers.ver_settings import inference_batching
+
+    batching = inference_batching(get_config("gym/ver_cartpole", overrides))
+    assert (batching.min_batch_fraction, batching.max_wait_ms) == expected
+    assert batching.deprecation_notes() == notes
+
+
+def test_the_collector_batches_as_rl_ver_says(out_dir):
+    trainer = _trainer(
+        out_dir,
+        [
+            "habitat_baselines.rl.ver.min_batch_fraction=0.5",
+            "habitat_baselines.rl.ver.max_wait_ms=7",
+        ],
+    )
+    try:
+        collector = trainer._collector
+        n = trainer.envs.num_envs
+        assert (collector._min_batch, collector._max_wait_s) == (max(1, int(0.5 * n)), 0.007)
+    finally:
+        trainer.envs.close()
+
+
 def test_nover_takes_exactly_t_steps_from_every_env(out_dir):
     overrides = run_overrides(out_dir, 3) + ["habitat_baselines.rl.ver.variable_experience=False"]
     trainer = execute_exp(get_config("gym/ver_cartpole", overrides), "train")
