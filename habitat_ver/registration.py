@@ -100,24 +100,28 @@ def _register_habitat_classes() -> None:
 
 def _register_preemption_rules() -> None:
     """``habitat_baselines.distrib_preemption.policy`` names (our own registry)."""
+    from habitat_ver.common.capabilities import CUT_ROLLOUT, VARIABLE_EXPERIENCE
     from habitat_ver.distributed.preemption import RolloutTracker
     from habitat_ver.distributed.preemption_rule import NoPreemption, register_preemption_rule
     from habitat_ver.distributed.ver_tracker import VERPreemptionTracker
 
     register_preemption_rule("none", NoPreemption.from_setup)
-    register_preemption_rule("ddppo", RolloutTracker.from_setup, trainers=("ddppo", "ver"))
-    register_preemption_rule("ver", VERPreemptionTracker.from_setup, trainers=("ver",))
+    register_preemption_rule("ddppo", RolloutTracker.from_setup, needs=(CUT_ROLLOUT,))
+    register_preemption_rule(
+        "ver", VERPreemptionTracker.from_setup, needs=(CUT_ROLLOUT, VARIABLE_EXPERIENCE)
+    )
 
 
 def _register_return_estimators() -> None:
     """``habitat_baselines.returns.estimator`` names (our own registry); the
-    first one registered for a trainer kind is its ``auto``."""
+    first one a trainer can run is its ``auto``."""
+    from habitat_ver.common.capabilities import OFF_POLICY_TRAJECTORIES, ROLLOUT_STEPS
     from habitat_ver.updaters.gae_targets import GAETargets
     from habitat_ver.updaters.targets import register_return_estimator
     from habitat_ver.updaters.vtrace_targets import VTraceTargets
 
-    register_return_estimator("gae", GAETargets.from_config, trainers=("ddppo", "ver"))
-    register_return_estimator("vtrace", VTraceTargets.from_config, trainers=("appo",))
+    register_return_estimator("gae", GAETargets.from_config, needs=(ROLLOUT_STEPS,))
+    register_return_estimator("vtrace", VTraceTargets.from_config, needs=(OFF_POLICY_TRAJECTORIES,))
 
 
 def _register_env_pools() -> None:

@@ -1,15 +1,19 @@
-"""A name -> builder table whose entries name the trainer kinds that run them.
+"""A name -> builder table whose entries say what they need of a trainer.
 
 Preemption rules (:mod:`habitat_ver.distributed.preemption_rule`) and return
 estimators (:mod:`habitat_ver.updaters.targets`) are both chosen by a config
-name among those registered for the trainer's kind (``TRAINER_KIND``); each
-module keeps one :class:`KindRegistry`.  For an estimator, ``auto`` is the
-first one registered for the kind (:meth:`KindRegistry.resolve`); for a
-preemption rule it is the trainer's ``DEFAULT_PREEMPTION``.
+name; each module keeps one :class:`KindRegistry`.  An entry names the
+capabilities it needs (``needs``: what it reads from the trainer's storage or
+loop, e.g. ``rollout_steps``); a trainer class says what it provides
+(``PROVIDES``), and may run the entries whose needs it covers.  A new trainer
+that provides ``rollout_steps`` runs ``gae`` with no edit here or there.  For
+an estimator, ``auto`` is the first one the trainer can run
+(:meth:`KindRegistry.resolve`); for a preemption rule it is the trainer's
+``DEFAULT_PREEMPTION``.
 """
 
 from dataclasses import dataclass
-from typing import Dict, Generic, Optional, Tuple, TypeVar
+from typing import AbstractSet, Dict, FrozenSet, Generic, Iterable, Optional, Tuple, TypeVar
 
 from habitat_ver.common.checks import AUTO
 
@@ -21,11 +25,11 @@ Builder = TypeVar("Builder")
 @dataclass(frozen=True)
 class _Entry(Generic[Builder]):
     build: Builder
-    trainers: Optional[Tuple[str, ...]]  # trainer kinds that run it; None: all
+    needs: FrozenSet[str]  # capabilities a trainer must provide to run it
 
 
 class KindRegistry(Generic[Builder]):
-    """Builders by name, each for some trainer kinds.
+    """Builders by name, each with the capabilities it needs.
 
     Args:
         what: what the builders build, for messages (``"preemption rule"``).
@@ -35,10 +39,8 @@ class KindRegistry(Generic[Builder]):
         self.what = what
         self._entries: Dict[str, _Entry[Builder]] = {}
 
-    def register(
-        self, name: str, build: Builder, trainers: Optional[Tuple[str, ...]] = None
-    ) -> None:
-        """Adds ``name``; ``trainers`` None: every trainer kind runs it.
+    def register(self, name: str, build: Builder, needs: Iterable[str] = ()) -> None:
+        """Adds ``name``, runnable by a trainer that provides every one of ``needs``.
 
         Raises:
             ValueError: ``name`` is ``auto`` or already registered to another builder.
@@ -51,32 +53,32 @@ class KindRegistry(Generic[Builder]):
                 f"{self.what} {name!r} is already registered to {existing.build!r}; "
                 f"refusing to overwrite it with {build!r}"
             )
-        self._entries[name] = _Entry(build, None if trainers is None else tuple(trainers))
+        self._entries[name] = _Entry(build, frozenset(needs))
 
     def unregister(self, name: str) -> None:
         """Drops ``name`` (tests registering a toy one clean up with it)."""
         self._entries.pop(name, None)
 
-    def names(self, trainer_kind: Optional[str] = None) -> Tuple[str, ...]:
-        """Registered names, in registration order; with ``trainer_kind``, only
-        those that trainer kind runs."""
+    def names(self, provides: Optional[AbstractSet[str]] = None) -> Tuple[str, ...]:
+        """Registered names, in registration order; with ``provides`` (a
+        trainer's ``PROVIDES``), only those whose needs it covers."""
         return tuple(
             name
             for name, entry in self._entries.items()
-            if trainer_kind is None or entry.trainers is None or trainer_kind in entry.trainers
+            if provides is None or entry.needs <= provides
         )
 
-    def resolve(self, chosen: str, trainer_kind: str) -> str:
-        """``chosen``, with ``auto`` read as the first name registered for the kind.
+    def resolve(self, chosen: str, provides: AbstractSet[str]) -> str:
+        """``chosen``, with ``auto`` read as the first name ``provides`` covers.
 
         Raises:
-            KeyError: ``auto`` with nothing registered for ``trainer_kind``.
+            KeyError: ``auto`` where ``provides`` covers no entry.
         """
         if chosen != AUTO:
             return chosen
-        names = self.names(trainer_kind)
+        names = self.names(provides)
         if not names:
-            raise KeyError(f"no {self.what} registered for trainer kind {trainer_kind!r}")
+            raise KeyError(f"no {self.what} registered that needs only {sorted(provides)}")
         return names[0]
 
     def builder(self, name: str) -> Builder:

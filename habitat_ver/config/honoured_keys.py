@@ -10,7 +10,7 @@ refusal is one :class:`ConfigError` naming the key, the value and what is
 allowed, and the trainer's kind.
 """
 
-from typing import Any
+from typing import Any, FrozenSet
 
 from habitat_ver.common.settings_sections import settings_section
 from habitat_ver.config.errors import check
@@ -22,6 +22,7 @@ __all__ = [
     "require_gae_flag",
     "trainer_class",
     "trainer_kind",
+    "trainer_provides",
 ]
 
 
@@ -39,6 +40,13 @@ def trainer_kind(config: Any) -> str:
     (upstream's trainers, whose settings are not ours to check)."""
     name = config.habitat_baselines.trainer_name
     return str(getattr(trainer_class(config), "TRAINER_KIND", name))
+
+
+def trainer_provides(config: Any) -> FrozenSet[str]:
+    """The capabilities ``habitat_baselines.trainer_name``'s class provides to
+    return estimators and preemption rules (its ``PROVIDES``; none for
+    upstream's trainers)."""
+    return frozenset(getattr(trainer_class(config), "PROVIDES", ()))
 
 
 def refuse_double_buffering(config: Any, kind: str, why: str) -> None:

@@ -23,7 +23,7 @@ settings check that config validation runs) checks the chosen name.
 """
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
+from typing import AbstractSet, Any, Callable, Dict, Iterable, NamedTuple, Optional, Tuple
 
 import torch.distributed as dist
 
@@ -164,21 +164,19 @@ RuleBuilder = Callable[[PreemptionSetup], PreemptionRule]
 _RULES: KindRegistry[RuleBuilder] = KindRegistry("preemption rule")
 
 
-def register_preemption_rule(
-    name: str, build: RuleBuilder, trainers: Optional[Tuple[str, ...]] = None
-) -> None:
+def register_preemption_rule(name: str, build: RuleBuilder, needs: Iterable[str] = ()) -> None:
     """Make ``habitat_baselines.distrib_preemption.policy=<name>`` build a rule.
 
     Args:
         name: the policy name (``auto`` is reserved: each trainer's default).
         build: setup -> rule, e.g. the rule class's ``from_setup``.
-        trainers: the trainer kinds (``TRAINER_KIND``: ``ddppo``, ``ver``,
-            ``appo``) that can run the rule; None: every trainer.
+        needs: the capabilities a trainer must provide (its ``PROVIDES``;
+            :mod:`habitat_ver.common.capabilities`) to run the rule.
 
     Raises:
         ValueError: ``name`` is ``auto`` or already registered to another builder.
     """
-    _RULES.register(name, build, trainers)
+    _RULES.register(name, build, needs)
 
 
 def unregister_preemption_rule(name: str) -> None:
@@ -186,10 +184,10 @@ def unregister_preemption_rule(name: str) -> None:
     _RULES.unregister(name)
 
 
-def preemption_rule_names(trainer_kind: Optional[str] = None) -> Tuple[str, ...]:
-    """Registered rule names, in registration order; with ``trainer_kind``,
-    only those that trainer kind can run."""
-    return _RULES.names(trainer_kind)
+def preemption_rule_names(provides: Optional[AbstractSet[str]] = None) -> Tuple[str, ...]:
+    """Registered rule names, in registration order; with ``provides`` (a
+    trainer's ``PROVIDES``), only those that trainer can run."""
+    return _RULES.names(provides)
 
 
 def build_preemption_rule(name: str, setup: PreemptionSetup) -> PreemptionRule:
@@ -203,7 +201,7 @@ def build_preemption_rule(name: str, setup: PreemptionSetup) -> PreemptionRule:
 
 def check_preemption_policy(config: Any) -> None:
     """``habitat_baselines.distrib_preemption.policy``: ``auto`` or a registered
-    rule, and one that the trainer's kind (``TRAINER_KIND``) runs, ``auto``
+    rule, and one whose needs the trainer provides (``PROVIDES``), ``auto``
     read as the trainer's ``DEFAULT_PREEMPTION`` (a trainer without one,
     such as upstream's, builds none of these rules)."""
     baselines = config.habitat_baselines
@@ -222,7 +220,7 @@ def check_preemption_policy(config: Any) -> None:
     default = getattr(trainer, "DEFAULT_PREEMPTION", None)
     if default is None:
         return
-    supported = preemption_rule_names(trainer.TRAINER_KIND)
+    supported = preemption_rule_names(trainer.PROVIDES)
     if (default if chosen == AUTO else chosen) not in supported:
         raise ConfigError(
             f"habitat_baselines.distrib_preemption.policy={chosen!r} is not allowed "

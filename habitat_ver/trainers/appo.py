@@ -34,6 +34,7 @@ from typing import Any, Dict, List, Optional
 from habitat import logger
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 
+from habitat_ver.common.capabilities import OFF_POLICY_TRAJECTORIES
 from habitat_ver.common.checks import AUTO, is_count
 from habitat_ver.config.errors import check
 from habitat_ver.config.honoured_keys import (
@@ -124,6 +125,7 @@ class AppoTrainer(HabitatVerTrainer):
 
     # What validation checks this trainer (and a subclass) as.
     TRAINER_KIND = "appo"
+    PROVIDES = frozenset({OFF_POLICY_TRAJECTORIES})
 
     ENV_POOL = "grouped"
     ENV_POOL_NEEDS = AsyncGroupPool

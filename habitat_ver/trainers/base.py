@@ -26,7 +26,7 @@ in :mod:`habitat_ver.compat.upstream_private`.
 import contextlib
 import os
 import time
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, FrozenSet, Iterator, List, Optional
 
 import torch
 from habitat import logger
@@ -126,10 +126,12 @@ class HabitatVerTrainer(CheckpointingTrainer):
     # Upstream types it as habitat's VectorEnv; ours are any EnvPool.
     envs: EnvPool  # type: ignore[assignment]
 
-    # What validation and the preemption rules know this trainer as.
+    # What validation's messages know this trainer as.
     TRAINER_KIND = "base"
-    # habitat_baselines.distrib_preemption.policy: what "auto" means here (the
-    # rules this trainer can run are those registered for its kind).
+    # What it provides to return estimators and preemption rules
+    # (habitat_ver.common.capabilities): it runs those whose needs this covers.
+    PROVIDES: FrozenSet[str] = frozenset()
+    # habitat_baselines.distrib_preemption.policy: what "auto" means here.
     DEFAULT_PREEMPTION = "none"
     # The env pool training steps (a kind registered in
     # habitat_ver.system.env_pool), and the protocol its collection needs of
@@ -318,7 +320,7 @@ class HabitatVerTrainer(CheckpointingTrainer):
     def return_estimator(self) -> str:
         """``habitat_baselines.returns.estimator``, ``auto`` resolved."""
         chosen = section_or_default(self.config, "returns", ReturnsConfig).estimator
-        return resolve_return_estimator(chosen, self.TRAINER_KIND)
+        return resolve_return_estimator(chosen, self.PROVIDES)
 
     def _init_return_estimator(self) -> None:
         """Gives the run's return estimator to the updater as its targets

@@ -15,6 +15,7 @@ stop signals and progress are :class:`~habitat_ver.trainers.base.HabitatVerTrain
 import time
 from typing import Any
 
+from habitat_ver.common.capabilities import CUT_ROLLOUT, ROLLOUT_STEPS
 from habitat_ver.config.honoured_keys import refuse_appo_settings, refuse_overlap
 from habitat_ver.config.errors import check
 from habitat_ver.distributed.preemption_rule import RolloutEnd, RolloutProgress
@@ -42,7 +43,7 @@ class DDPPOTrainer(HabitatVerTrainer):
 
     # What validation checks this trainer (and a subclass) as.
     TRAINER_KIND = "ddppo"
-
+    PROVIDES = frozenset({ROLLOUT_STEPS, CUT_ROLLOUT})
     DEFAULT_PREEMPTION = "ddppo"
 
     @classmethod

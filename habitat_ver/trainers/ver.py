@@ -33,6 +33,7 @@ from habitat import logger
 from habitat_baselines.common.obs_transformers import apply_obs_transforms_batch
 from torch import Tensor
 
+from habitat_ver.common.capabilities import CUT_ROLLOUT, ROLLOUT_STEPS, VARIABLE_EXPERIENCE
 from habitat_ver.common.checks import AUTO
 from habitat_ver.config.honoured_keys import refuse_appo_settings, refuse_double_buffering
 from habitat_ver.config.upstream import use_ver_storage
@@ -68,7 +69,7 @@ class VERTrainer(HabitatVerTrainer):
 
     # What validation checks this trainer (and a subclass) as.
     TRAINER_KIND = "ver"
-
+    PROVIDES = frozenset({ROLLOUT_STEPS, CUT_ROLLOUT, VARIABLE_EXPERIENCE})
     DEFAULT_PREEMPTION = "ver"
 
     ENV_POOL = "per_env"

@@ -6,14 +6,16 @@ is how a minibatch gets its ``advantages`` and ``returns``, a
 :class:`TargetsStep` chosen by name with ``habitat_baselines.returns.estimator``
 (a *return estimator*):
 
-* ``gae`` (``ddppo``, ``ver``; :class:`~habitat_ver.updaters.gae_targets.GAETargets`):
-  a :class:`RolloutTargets`: before the epochs it reads the rollout's steps
-  from the storage (``return_steps``), computes the returns and writes them
-  back (``store_returns``); the advantages are ``returns - value_preds``,
-  normalised once over the whole rollout (upstream's ``PPO.get_advantages``),
-  and minibatches are used as stored.
-* ``vtrace`` (``appo``; :class:`~habitat_ver.updaters.vtrace_targets.VTraceTargets`):
-  recomputed on every minibatch from the current critic and policy.
+* ``gae`` (:class:`~habitat_ver.updaters.gae_targets.GAETargets`; needs
+  ``rollout_steps``: ``ddppo``, ``ver``): a :class:`RolloutTargets`: before the
+  epochs it reads the rollout's steps from the storage (``return_steps``),
+  computes the returns and writes them back (``store_returns``); the
+  advantages are ``returns - value_preds``, normalised once over the whole
+  rollout (upstream's ``PPO.get_advantages``), and minibatches are used as
+  stored.
+* ``vtrace`` (:class:`~habitat_ver.updaters.vtrace_targets.VTraceTargets`;
+  needs ``off_policy_trajectories``: ``appo``): recomputed on every minibatch
+  from the current critic and policy.
 
 This is the only code that computes returns of our storages.  An updater
 without a targets step (upstream's ``PPO``, ``HRLPPO``) reads them from the
@@ -22,8 +24,9 @@ and the storage's ``compute_returns`` (upstream's contract, which upstream's
 loop calls before the update) runs it
 (:class:`~habitat_ver.storage.return_steps.StepsForReturns`).
 
-``auto`` (the default) is the first estimator registered for the trainer's
-kind.  A new estimator is a class in a file of its own -- usually a
+``auto`` (the default) is the first registered estimator whose needs the
+trainer provides (its ``PROVIDES``; :mod:`habitat_ver.common.capabilities`).
+A new estimator is a class in a file of its own -- usually a
 :class:`RolloutTargets` with one method, :meth:`RolloutTargets.returns` --
 plus one :func:`register_return_estimator` call in
 :mod:`habitat_ver.registration`; trainers find it there, and
@@ -32,7 +35,7 @@ checks the chosen name.
 """
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import AbstractSet, Any, Callable, Dict, Iterable, Optional, Tuple
 
 from torch import Tensor
 
@@ -40,7 +43,7 @@ from habitat_ver.algo.sequence_grid import from_end_aligned_grid, to_end_aligned
 from habitat_ver.common.checks import AUTO
 from habitat_ver.common.kind_registry import KindRegistry
 from habitat_ver.config.errors import check
-from habitat_ver.config.honoured_keys import trainer_kind
+from habitat_ver.config.honoured_keys import trainer_kind, trainer_provides
 from habitat_ver.config.schema import section_or_default
 from habitat_ver.storage.return_steps import RolloutSteps
 
@@ -202,20 +205,21 @@ _ESTIMATORS: KindRegistry[EstimatorBuilder] = KindRegistry("return estimator")
 
 
 def register_return_estimator(
-    name: str, build: EstimatorBuilder, trainers: Optional[Tuple[str, ...]] = None
+    name: str, build: EstimatorBuilder, needs: Iterable[str] = ()
 ) -> None:
     """Make ``habitat_baselines.returns.estimator=<name>`` build a targets step.
 
     Args:
         name: the estimator's name (``auto`` is reserved: each trainer's default).
         build: full config -> targets step, e.g. the class's ``from_config``.
-        trainers: the trainer kinds (``TRAINER_KIND``) whose storage it can
-            read; None: every trainer.
+        needs: the capabilities a trainer must provide (its ``PROVIDES``;
+            :mod:`habitat_ver.common.capabilities`) for the estimator to
+            read its storage.
 
     Raises:
         ValueError: ``name`` is ``auto`` or already registered to another builder.
     """
-    _ESTIMATORS.register(name, build, trainers)
+    _ESTIMATORS.register(name, build, needs)
 
 
 def unregister_return_estimator(name: str) -> None:
@@ -223,19 +227,20 @@ def unregister_return_estimator(name: str) -> None:
     _ESTIMATORS.unregister(name)
 
 
-def return_estimator_names(trainer_kind: Optional[str] = None) -> Tuple[str, ...]:
-    """Registered names, in registration order; with ``trainer_kind``, only
-    those that trainer kind can run."""
-    return _ESTIMATORS.names(trainer_kind)
+def return_estimator_names(provides: Optional[AbstractSet[str]] = None) -> Tuple[str, ...]:
+    """Registered names, in registration order; with ``provides`` (a
+    trainer's ``PROVIDES``), only those that trainer can run."""
+    return _ESTIMATORS.names(provides)
 
 
-def resolve_return_estimator(chosen: str, trainer_kind: str) -> str:
-    """``chosen`` with ``auto`` read as the first estimator registered for the kind.
+def resolve_return_estimator(chosen: str, provides: AbstractSet[str]) -> str:
+    """``chosen`` with ``auto`` read as the first estimator a trainer that
+    provides ``provides`` can run.
 
     Raises:
-        KeyError: ``auto`` with no estimator registered for ``trainer_kind``.
+        KeyError: ``auto`` where ``provides`` covers no estimator.
     """
-    return _ESTIMATORS.resolve(chosen, trainer_kind)
+    return _ESTIMATORS.resolve(chosen, provides)
 
 
 def build_return_estimator(name: str, config: Any) -> TargetsStep:
@@ -249,13 +254,14 @@ def build_return_estimator(name: str, config: Any) -> TargetsStep:
 
 def check_return_estimator(config: Any) -> None:
     """``habitat_baselines.returns.estimator``: ``auto`` or an estimator
-    registered for this trainer's kind (a trainer with none registered, such
-    as upstream's, does not read the key)."""
+    whose needs this trainer provides (a trainer that can run none, such as
+    upstream's, does not read the key)."""
     kind = trainer_kind(config)
-    if not return_estimator_names(kind):
+    provides = trainer_provides(config)
+    if not return_estimator_names(provides):
         return
     chosen = section_or_default(config, "returns", ReturnsConfig).estimator
-    allowed = (AUTO,) + return_estimator_names(kind)
+    allowed = (AUTO,) + return_estimator_names(provides)
     check(
         chosen in allowed,
         "habitat_baselines.returns.estimator",

@@ -17,6 +17,9 @@ from habitat_ver.distributed.ver_tracker import VERPreemptionTracker
 from habitat_ver.trainers.ddppo import DDPPOTrainer
 from habitat_ver.trainers.ver import VERTrainer
 
+from habitat_ver.common.capabilities import CUT_ROLLOUT, VARIABLE_EXPERIENCE
+from habitat_ver.trainers.appo import AppoTrainer
+
 from ..trainers.conftest import run_overrides, tensorboard_scalars
 from .toy_preemption import HalfRollout
 
@@ -30,16 +33,18 @@ def _setup(store=None, world_size=1):
 
 @pytest.fixture
 def toy_rule():
-    register_preemption_rule("half", HalfRollout.from_setup, trainers=("ver",))
+    register_preemption_rule(
+        "half", HalfRollout.from_setup, needs=(CUT_ROLLOUT, VARIABLE_EXPERIENCE)
+    )
     yield "half"
     unregister_preemption_rule("half")
 
 
 def test_built_in_rules_are_registered_for_the_trainers_that_run_them():
     assert preemption_rule_names()[:3] == ("none", "ddppo", "ver")
-    assert preemption_rule_names("ddppo") == ("none", "ddppo")
-    assert preemption_rule_names("ver") == ("none", "ddppo", "ver")
-    assert preemption_rule_names("appo") == ("none",)
+    assert preemption_rule_names(DDPPOTrainer.PROVIDES) == ("none", "ddppo")
+    assert preemption_rule_names(VERTrainer.PROVIDES) == ("none", "ddppo", "ver")
+    assert preemption_rule_names(AppoTrainer.PROVIDES) == ("none",)
 
 
 def test_a_single_rank_gets_no_preemption_from_the_built_in_rules():

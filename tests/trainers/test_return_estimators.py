@@ -20,6 +20,7 @@ from habitat_ver.updaters.targets import (
     register_return_estimator,
     unregister_return_estimator,
 )
+from habitat_ver.common.capabilities import ROLLOUT_STEPS
 
 from ..updaters.toy_estimator import RewardToGo
 from .conftest import run_overrides
@@ -28,8 +29,10 @@ T = 16  # run_overrides' rollout length
 
 
 @pytest.fixture
-def reward_to_go():
-    register_return_estimator("reward_to_go", RewardToGo.from_config, trainers=("ddppo",))
+def reward_to_go(monkeypatch):
+    # A toy capability only ddppo provides here, so ver must refuse the estimator.
+    monkeypatch.setattr(DDPPOTrainer, "PROVIDES", DDPPOTrainer.PROVIDES | {"toy"})
+    register_return_estimator("reward_to_go", RewardToGo.from_config, needs=(ROLLOUT_STEPS, "toy"))
     yield "reward_to_go"
     unregister_return_estimator("reward_to_go")
 

@@ -22,16 +22,22 @@ from habitat_ver.updaters.targets import (
     unregister_return_estimator,
 )
 from habitat_ver.updaters.vtrace_targets import VTraceTargets
+from habitat_ver.common.capabilities import ROLLOUT_STEPS
+from habitat_ver.trainers.appo import AppoTrainer
+from habitat_ver.trainers.ddppo import DDPPOTrainer
+from habitat_ver.trainers.ver import VERTrainer
 
 from .toy_estimator import RewardToGo
+
+DDPPO, VER, APPO = DDPPOTrainer.PROVIDES, VERTrainer.PROVIDES, AppoTrainer.PROVIDES
 
 
 def test_registered_names_and_what_auto_means():
     assert return_estimator_names() == ("gae", "vtrace")
-    assert return_estimator_names("ddppo") == return_estimator_names("ver") == ("gae",)
-    assert return_estimator_names("appo") == ("vtrace",)
-    assert resolve_return_estimator("auto", "ver") == "gae"
-    assert resolve_return_estimator("auto", "appo") == "vtrace"
+    assert return_estimator_names(DDPPO) == return_estimator_names(VER) == ("gae",)
+    assert return_estimator_names(APPO) == ("vtrace",)
+    assert resolve_return_estimator("auto", VER) == "gae"
+    assert resolve_return_estimator("auto", APPO) == "vtrace"
     ppo = SimpleNamespace(gamma=0.5, tau=0.25, use_gae=False, use_normalized_advantage=True)
     appo = SimpleNamespace(vtrace_rho_clip=2.0, vtrace_c_clip=0.5)
     config = SimpleNamespace(
@@ -42,10 +48,10 @@ def test_registered_names_and_what_auto_means():
 
 
 def test_registry_refuses_overwrites_auto_and_unknown_names():
-    register_return_estimator("sum", lambda config: RewardToGo(), trainers=("ddppo",))
+    register_return_estimator("sum", lambda config: RewardToGo(), needs=(ROLLOUT_STEPS,))
     try:
-        assert return_estimator_names("ddppo") == ("gae", "sum")
-        assert return_estimator_names("appo") == ("vtrace",)
+        assert return_estimator_names(DDPPO) == ("gae", "sum")
+        assert return_estimator_names(APPO) == ("vtrace",)
         with pytest.raises(ValueError, match="'sum' is already registered"):
             register_return_estimator("sum", lambda config: RewardToGo())
     finally:
