@@ -507,7 +507,7 @@ TABLE: Dict[str, Row] = {
     "python -m habitat_ver.run --config-name=doom/appo_my_way_home": Run(
         ONE_UPDATE, trained("doom/appo_my_way_home")
     ),
-    ".venv/bin/python -m pytest -q tests/trainers/test_appo.py tests/system/test_appo_workers.py "
+    ".venv/bin/python -m pytest -q tests/trainers/test_appo.py tests/system/test_grouped_pool.py "
     "tests/algo/test_vtrace.py tests/updaters/test_targets.py": NotRun(SUITE),
     ".venv/bin/python -m pytest -q -m slow tests/trainers/test_appo.py": NotRun(SUITE),
     "HABITAT_VER_SIM_FREE=0 HABITAT_SIM_TEST_ASSETS=../shared/habitat-sim/data/test_assets "

@@ -1,4 +1,4 @@
-"""Run by test_appo_workers.py in a fresh interpreter (not collected).
+"""Run by test_grouped_pool.py in a fresh interpreter (not collected).
 
 Trains appo on three CartPoles and an env that raises at its third step and
 prints the error the run raised.  Usage: appo_faulty_run.py MODE OUT, MODE one

@@ -1,4 +1,4 @@
-"""APPO's rollout workers, policy worker and trajectory slots.
+"""The grouped pool (APPO's): rollout workers, policy worker and trajectory slots.
 
 Plumbing checked on a counting env whose observation is its step number, so
 every trajectory can be checked step by step; failure and shutdown checked
