@@ -147,7 +147,7 @@ def _register_settings_checks() -> None:
     from habitat_ver.config.settings_checks import register_settings_check
     from habitat_ver.distributed.preemption_rule import check_preemption_policy
     from habitat_ver.skills.checkpoint_check import check_skill_checkpoints
-    from habitat_ver.trainers.base import check_learner_threads
+    from habitat_ver.system.scheduling import check_learner_threads
     from habitat_ver.trainers.ver_settings import check_ver_settings
     from habitat_ver.updaters.targets import check_return_estimator
 
@@ -164,8 +164,9 @@ def _register_settings_sections() -> None:
     declared beside the code that reads it, in this order."""
     from habitat_ver.common.settings_sections import register_settings_section
     from habitat_ver.config.embedded_env import EmbeddedEnvConfig
-    from habitat_ver.config.schema import EnvWorkersConfig, LearnerConfig
     from habitat_ver.distributed.preemption_rule import DistribPreemptionConfig
+    from habitat_ver.system.scheduling import LearnerConfig
+    from habitat_ver.system.trainer_watch import EnvWorkersConfig
     from habitat_ver.policies.ver_policy_config import VERPolicyConfig
     from habitat_ver.trainers.appo_settings import AppoConfig
     from habitat_ver.trainers.progress import ProgressConfig

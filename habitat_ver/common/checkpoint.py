@@ -28,7 +28,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from habitat_ver.common.atomic import write_atomically
 from habitat_ver.common.checksum import CHECKSUM_KEY, checksum_mismatch, with_checksum
-from habitat_ver.common.settings_sections import is_settings_section
+from habitat_ver.common.settings_sections import is_settings_section, moved_settings_section
 
 logger = logging.getLogger(__name__)
 
@@ -153,6 +153,8 @@ def plain_to_config(plain: Dict[str, Any]) -> DictConfig:
 def _is_safe_global(name: str) -> bool:
     if name in _SAFE_NAMES or name.startswith(_SAFE_PREFIXES) or is_settings_section(name):
         return True
+    if name.startswith("habitat_ver.") and moved_settings_section(name) is not None:
+        return True
     module, _, attr = name.rpartition(".")
     return module in _CONFIG_MODULES
 
@@ -161,7 +163,14 @@ def _resolve(name: str) -> Any:
     module, _, attr = name.rpartition(".")
     if module == "builtins" and attr == "NoneType":
         return type(None)
-    return getattr(importlib.import_module(module), attr)
+    try:
+        return getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        # A section's dataclass that moved since the checkpoint was written.
+        moved = moved_settings_section(name) if module.startswith("habitat_ver.") else None
+        if moved is None:
+            raise
+        return moved
 
 
 # OmegaConf's metadata holds a defaultdict (its resolver cache), which torch's

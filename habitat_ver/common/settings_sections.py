@@ -15,11 +15,12 @@ config may hold them (:mod:`habitat_ver.common.checkpoint`).
 """
 
 import dataclasses
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 __all__ = [
     "PARENTS",
     "is_settings_section",
+    "moved_settings_section",
     "register_settings_section",
     "settings_section",
     "settings_sections",
@@ -92,6 +93,15 @@ def settings_section(key: str) -> type:
             f"no settings section registered under {key!r} (registered: {sorted(_SECTIONS)})"
         )
     return _SECTIONS[key]
+
+
+def moved_settings_section(full_name: str) -> Optional[type]:
+    """The registered section's dataclass whose class name ``full_name`` ends
+    with, where a checkpoint written before the class moved to another module
+    names it by its old path (``habitat_ver.config.schema.LearnerConfig``)."""
+    name = full_name.rpartition(".")[2]
+    found = [schema for schema in _SECTIONS.values() if schema.__qualname__ == name]
+    return found[0] if len(found) == 1 else None
 
 
 def is_settings_section(full_name: str) -> bool:

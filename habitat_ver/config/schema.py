@@ -6,11 +6,9 @@ Each component declares its section next to its code and registers it
 (:mod:`habitat_ver.common.settings_sections`, from
 :mod:`habitat_ver.registration`); :func:`register_configs` composes the schema
 from what is registered: :func:`baselines_schema` (``HabitatVerBaselinesConfig``)
-and its ``rl`` section, :func:`rl_schema` (``HabitatVerRLConfig``).  The
-sections that several components read (the embedded envs, the env workers'
-watch) and the learner's threads are declared here and registered the same
-way.  Upstream configs, which use upstream's base, still run with our
-trainers: a missing section means its defaults (:func:`section_or_default`).
+and its ``rl`` section, :func:`rl_schema` (``HabitatVerRLConfig``).  Upstream
+configs, which use upstream's base, still run with our trainers: a missing
+section means its defaults (:func:`section_or_default`).
 """
 
 import dataclasses
@@ -24,33 +22,10 @@ from habitat_baselines.config.default_structured_configs import (
     HabitatBaselinesRLConfig,
     RLConfig,
 )
-from habitat_ver.common.checks import AUTO
 from habitat_ver.common.settings_sections import settings_sections
 from habitat_ver.config.aux_losses import register_aux_loss_groups
 
 T = TypeVar("T")
-
-# Default of habitat_baselines.env_workers.hang_warning_seconds.
-DEFAULT_HANG_WARNING_S = 60.0
-
-
-@dataclass
-class EnvWorkersConfig:
-    """How the trainers watch their env worker processes."""
-
-    # Seconds one env step or reset may take before a warning names the env (> 0).
-    hang_warning_seconds: float = DEFAULT_HANG_WARNING_S
-
-
-@dataclass
-class LearnerConfig:
-    """The CPU learner's threads during lock-step updates (ddppo; ver without overlap)."""
-
-    # "auto": the cores of this process's share that no other program's runnable
-    # threads use, checked before every update, and one thread for a while after
-    # a multi-threaded update was slower than one thread (system/scheduling.py);
-    # an integer n >= 1: always n threads (1: never more than inference's one).
-    num_threads: Any = AUTO
 
 
 @dataclass
@@ -167,16 +142,6 @@ def section_or_default(config: Any, key: str, schema: Type[T]) -> T:
     if key in baselines:
         return baselines[key]
     return OmegaConf.structured(schema)
-
-
-def hang_warning_seconds(config: Any) -> float:
-    """``habitat_baselines.env_workers.hang_warning_seconds`` (or its default)."""
-    return float(section_or_default(config, "env_workers", EnvWorkersConfig).hang_warning_seconds)
-
-
-def learner_num_threads(config: Any) -> Any:
-    """``habitat_baselines.learner.num_threads`` (or its default, ``auto``)."""
-    return section_or_default(config, "learner", LearnerConfig).num_threads
 
 
 # ``${habitat_ver_render_gpu:0}``: habitat-sim's gpu_device_id in our rearrange

@@ -34,7 +34,7 @@ from omegaconf import OmegaConf
 
 from habitat_ver.config.embedded_env import GYM_ENV_TASK
 from habitat_ver.config.errors import ConfigError
-from habitat_ver.config.schema import hang_warning_seconds
+from habitat_ver.system.trainer_watch import hang_warning_seconds
 from habitat_ver.envs.builder import build_env, scenario_for
 from habitat_ver.system.stop_signals import worker_context
 from habitat_ver.system.lockstep_pool import LockstepPool, ObservedThreadedVectorEnv

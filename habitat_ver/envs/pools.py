@@ -15,7 +15,7 @@ from typing import Any, Tuple
 from habitat import logger
 
 from habitat_ver.common.checks import AUTO
-from habitat_ver.config.schema import hang_warning_seconds
+from habitat_ver.system.trainer_watch import hang_warning_seconds
 from habitat_ver.envs.builder import scenario_for
 from habitat_ver.envs.factory import env_builders
 from habitat_ver.system.env_pool import AsyncEnvPool, AsyncGroupPool, PoolSetup

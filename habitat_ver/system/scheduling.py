@@ -50,8 +50,41 @@ import torch
 from habitat import logger
 
 from habitat_ver.common.checks import AUTO
+from habitat_ver.config.errors import check
+from habitat_ver.config.schema import section_or_default
 
 KEY = "habitat_baselines.learner.num_threads"
+
+
+@dataclass
+class LearnerConfig:
+    """``habitat_baselines.learner`` (a settings section, registered in
+    :mod:`habitat_ver.registration`): the CPU learner's threads during
+    lock-step updates (ddppo; ver without overlap)."""
+
+    # "auto": the cores of this process's share that no other program's runnable
+    # threads use, checked before every update, and one thread for a while after
+    # a multi-threaded update was slower than one thread (LearnerThreads);
+    # an integer n >= 1: always n threads (1: never more than inference's one).
+    num_threads: Any = AUTO
+
+
+def learner_num_threads(config: Any) -> Any:
+    """``habitat_baselines.learner.num_threads`` (or its default, ``auto``)."""
+    return section_or_default(config, "learner", LearnerConfig).num_threads
+
+
+def check_learner_threads(config: Any) -> None:
+    """``habitat_baselines.learner.num_threads``: ``auto`` or an integer >= 1."""
+    section = config.habitat_baselines.get("learner")
+    if section is None:
+        return
+    try:
+        parse_setting(section.num_threads)
+    except ValueError:
+        check(False, KEY, section.num_threads, f"'{AUTO}' or an integer >= 1")
+
+
 # Reads of the runnable count before an update, and the seconds between them.
 RUNNABLE_SAMPLES = 5
 RUNNABLE_GAP_S = 0.002

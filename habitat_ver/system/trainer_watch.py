@@ -16,10 +16,28 @@ import math
 import os
 import threading
 import time
-from typing import Callable, Iterator, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Optional, Tuple
 
-# The env pools read the default from here, beside the watch that uses it.
-from habitat_ver.config.schema import DEFAULT_HANG_WARNING_S as DEFAULT_HANG_WARNING_S
+from habitat_ver.config.schema import section_or_default
+
+# Default of habitat_baselines.env_workers.hang_warning_seconds.
+DEFAULT_HANG_WARNING_S = 60.0
+
+
+@dataclass
+class EnvWorkersConfig:
+    """``habitat_baselines.env_workers`` (a settings section, registered in
+    :mod:`habitat_ver.registration`): how the trainers watch their env workers."""
+
+    # Seconds one env step or reset may take before a warning names the env (> 0).
+    hang_warning_seconds: float = DEFAULT_HANG_WARNING_S
+
+
+def hang_warning_seconds(config: Any) -> float:
+    """``habitat_baselines.env_workers.hang_warning_seconds`` (or its default)."""
+    return float(section_or_default(config, "env_workers", EnvWorkersConfig).hang_warning_seconds)
+
 
 # Seconds between two checks that the trainer is still alive.
 PARENT_CHECK_SECONDS = 2.0

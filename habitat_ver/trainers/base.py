@@ -46,9 +46,9 @@ from habitat_ver.common.log_keys import (
 from habitat_ver.common.usage import exit_with_usage_error, usage_errors_exit
 from habitat_ver.compat import upstream_private
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
-from habitat_ver.config.errors import ConfigError, check
+from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.hab_data import HabitatDataMissingError
-from habitat_ver.config.schema import learner_num_threads, section_or_default
+from habitat_ver.config.schema import section_or_default
 from habitat_ver.config.upstream import use_our_env_factory
 from habitat_ver.config.validate import validate
 from habitat_ver.distributed import requeue
@@ -70,8 +70,7 @@ from habitat_ver.system.env_pool import (
     VectorEnvPool,
     env_pool_kind,
 )
-from habitat_ver.system.scheduling import KEY as LEARNER_THREADS_KEY
-from habitat_ver.system.scheduling import Scheduler, parse_setting
+from habitat_ver.system.scheduling import Scheduler, learner_num_threads
 from habitat_ver.system.spare_cores import SpareCores
 from habitat_ver.trainers.checkpointing import CheckpointingTrainer
 from habitat_ver.trainers.config_file import upstream_config_dump_dropped, write_config_file
@@ -105,19 +104,6 @@ from habitat_ver.trainers.progress import (
     progress_bar,
     window_mean_reward,
 )
-
-
-def check_learner_threads(config: Any) -> None:
-    """``habitat_baselines.learner.num_threads`` (what the learner's
-    :class:`~habitat_ver.system.scheduling.Scheduler` reads): ``auto`` or an
-    integer >= 1."""
-    section = config.habitat_baselines.get("learner")
-    if section is None:
-        return
-    try:
-        parse_setting(section.num_threads)
-    except ValueError:
-        check(False, LEARNER_THREADS_KEY, section.num_threads, f"'{AUTO}' or an integer >= 1")
 
 
 class HabitatVerTrainer(CheckpointingTrainer):

@@ -108,6 +108,31 @@ def test_upstream_config_with_a_filled_resolver_cache_loads(tmp_path):
     assert torch.equal(loaded["state_dict"]["w"], torch.ones(2))
 
 
+@pytest.mark.parametrize("old_module", ["habitat_ver.config.schema", "habitat_ver.trainers.gone"])
+def test_a_section_class_that_moved_since_the_checkpoint_loads(tmp_path, monkeypatch, old_module):
+    # A checkpoint pickles each settings section's dataclass by its path at the
+    # time; after the class moves (learner: config/schema.py ->
+    # system/scheduling.py) the file must still load.
+    import sys
+    import types
+
+    import habitat_ver.registration  # noqa: F401  (registers the sections)
+    from habitat_ver.system.scheduling import LearnerConfig
+
+    module = sys.modules.get(old_module) or types.ModuleType(old_module)
+    monkeypatch.setitem(sys.modules, old_module, module)
+    monkeypatch.setattr(module, "LearnerConfig", LearnerConfig, raising=False)
+    monkeypatch.setattr(LearnerConfig, "__module__", old_module)
+    config = OmegaConf.create({"learner": OmegaConf.structured(LearnerConfig(num_threads=3))})
+    path = tmp_path / "old.pth"
+    torch.save({"config": config}, str(path))
+    monkeypatch.undo()  # the class is back where it lives now; the old path is gone
+    assert not hasattr(sys.modules.get(old_module), "LearnerConfig")
+
+    loaded = load_checkpoint_file(str(path))
+    assert loaded["config"].learner.num_threads == 3
+
+
 def test_arbitrary_pickled_objects_are_refused(tmp_path):
     path = tmp_path / "evil.pth"
     torch.save({"obj": os.path.join}, str(path))  # a function, not data

@@ -3,9 +3,8 @@
 import pytest
 
 from habitat_ver.config.compose import get_config
-from habitat_ver.config.schema import hang_warning_seconds
 from habitat_ver.config.validate import ConfigError, validate_env_workers
-from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S
+from habitat_ver.system.trainer_watch import DEFAULT_HANG_WARNING_S, hang_warning_seconds
 
 
 def test_default_and_override_reach_the_trainers():

@@ -9,6 +9,7 @@ import torch
 
 import habitat_ver.system.scheduling as scheduling_module
 from habitat_ver.system.scheduling import (
+    check_learner_threads,
     COLLAPSE_FACTOR,
     COOLDOWN_UPDATES,
     SETTLE_PAUSE_UPDATES,
@@ -24,7 +25,6 @@ from habitat_ver.system.scheduling import (
 )
 from habitat_ver.config.compose import get_config
 from habitat_ver.config.validate import ConfigError
-from habitat_ver.trainers.base import check_learner_threads
 from habitat_ver.run import execute_exp
 
 from .conftest import run_overrides, tensorboard_scalars
