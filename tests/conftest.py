@@ -63,8 +63,14 @@ DATA_GROUPS = {
 
 
 def data_group(item) -> "str | None":
-    """The data group of a test: by the fixtures it uses or, for a documented
-    command's row (tests/docs), the user folder and data that row names."""
+    """The data group of a test: its module's ``DATA_GROUP`` where it has one
+    (a module that only reads the data may run beside the group that made it,
+    at the cost of making the data again on the other worker); else by the
+    fixtures it uses or, for a documented command's row (tests/docs), the user
+    folder and data that row names."""
+    own = getattr(item.module, "DATA_GROUP", None)
+    if own is not None:
+        return str(own)
     names = set(getattr(item, "fixturenames", ()))
     row_of = getattr(item.module, "row_of", None)
     params = getattr(getattr(item, "callspec", None), "params", {})
@@ -77,6 +83,12 @@ def data_group(item) -> "str | None":
 
 
 def pytest_collection_modifyitems(config, items):
+    if getattr(config.option, "numprocesses", None) and config.option.dist != "loadgroup":
+        # Several pytest-xdist workers (not the `sim` session, whose groups
+        # keep their order): the long tests start first, so the short ones
+        # fill the other worker meanwhile instead of one long test running
+        # alone at the end.
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     for item in items:
         group = data_group(item)
         if group is not None:
