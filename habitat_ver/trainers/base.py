@@ -168,6 +168,12 @@ class HabitatVerTrainer(CheckpointingTrainer):
         # _init_envs, read once by _create_agent).
         self._eval_config: Any = None
 
+    @property
+    def agent(self) -> Any:
+        """The run's agent (upstream's ``_agent``, built by ``_init_train``):
+        its policy (``actor_critic``), ``updater`` and ``rollouts``."""
+        return self._agent
+
     # ----------------------------------------------------------------- hooks
     @classmethod
     def adapt_config(cls, config: Any) -> Any:

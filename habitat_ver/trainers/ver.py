@@ -134,6 +134,12 @@ class VERTrainer(HabitatVerTrainer):
             info_names,
         )
 
+    @property
+    def collector(self) -> Optional[VERCollector]:
+        """The rollout collector (batched inference over ready envs), built by
+        ``_init_train``; None before."""
+        return self._collector
+
     def _make_collector(self, pool: AsyncEnvPool) -> VERCollector:
         batching = inference_batching(self.config)
         for note in batching.deprecation_notes():

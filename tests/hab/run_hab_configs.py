@@ -36,7 +36,7 @@ def run(name: str, run_type: str, out: str, overrides: list) -> dict:
         ],
     )
     trainer = execute_exp(config, run_type)
-    result = {"config": name, "policy": type(trainer._agent.actor_critic).__name__}
+    result = {"config": name, "policy": type(trainer.agent.actor_critic).__name__}
     latest = os.path.join(folder, "ckpt", "latest.pth")
     if run_type == "train" and os.path.exists(latest):
         state = torch.load(latest, map_location="cpu", weights_only=False)

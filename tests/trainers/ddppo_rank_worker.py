@@ -36,7 +36,7 @@ def main() -> None:
         rollout_lengths=trainer.rollout_lengths,
         num_updates_done=trainer.num_updates_done,
         num_steps_done=float(trainer.num_steps_done),
-        params=_digest(trainer._agent.actor_critic.state_dict()),
+        params=_digest(trainer.agent.actor_critic.state_dict()),
         rollout_stats=getattr(trainer, "rollout_stats", None),
     )
     with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:

@@ -91,7 +91,7 @@ def test_learner_moves_the_policy_and_publishes_it(out_dir):
     trainer = AppoTrainer(get_config("gym/appo_cartpole", _overrides(out_dir, 1)))
     trainer._init_train()
     try:
-        before = {k: v.clone() for k, v in trainer._agent.actor_critic.state_dict().items()}
+        before = {k: v.clone() for k, v in trainer.agent.actor_critic.state_dict().items()}
         steps = trainer._collect_rollout()
         losses = trainer._update_agent()
         assert steps == 4 * T
@@ -106,7 +106,7 @@ def test_learner_moves_the_policy_and_publishes_it(out_dir):
             "system/dropped_trajectories",
         ):
             assert key in losses and losses[key] == losses[key], key  # present, not NaN
-        after = trainer._agent.actor_critic.state_dict()
+        after = trainer.agent.actor_critic.state_dict()
         assert any(not torch.equal(before[k], after[k]) for k in before)
         acting = trainer._policy_worker.policy.state_dict()
         assert all(torch.equal(acting[k], after[k]) for k in after)
@@ -118,7 +118,7 @@ def test_learner_moves_the_policy_and_publishes_it(out_dir):
 def _held_storages(trainer):
     from habitat_baselines.common.storage import Storage
 
-    held = list(vars(trainer).values()) + list(vars(trainer._agent).values())
+    held = list(vars(trainer).values()) + list(vars(trainer.agent).values())
     return [x for x in held if isinstance(x, Storage)]
 
 
@@ -126,7 +126,7 @@ def test_the_trajectory_slots_are_the_agents_only_storage(out_dir):
     trainer = AppoTrainer(get_config("gym/appo_cartpole", _overrides(out_dir, 1)))
     trainer._init_train()
     try:
-        assert trainer._agent.rollouts is trainer._trajectories
+        assert trainer.agent.rollouts is trainer._trajectories
         assert isinstance(trainer._trajectories, TrajectoryBuffers)
         assert trainer._trajectories.num_slots == 2 * 4 + N  # 2 * batch + envs
         assert _held_storages(trainer) == []  # no lock-step RolloutStorage
@@ -144,13 +144,13 @@ def test_learned_entropy_coefficient_is_stepped_by_appos_updates(out_dir):
         ],
     )
     trainer = execute_exp(get_config("gym/appo_cartpole", overrides), "train")
-    coef = trainer._agent.updater.entropy_coef
+    coef = trainer.agent.updater.entropy_coef
     assert isinstance(coef, LearnedEntropyCoefficient)
     # CartPole's 2-action policy has entropy ~log 2 > target 0: alpha went
     # down from its initial 1e-3, by ~lr = 1e-3 in log space per Adam step
     # (2 updates x 2 epochs x 1 minibatch).
     assert float(coef.log_alpha) < math.log(1e-3) - 0.003
-    assert trainer._agent.updater.targets.__class__.__name__ == "VTraceTargets"
+    assert trainer.agent.updater.targets.__class__.__name__ == "VTraceTargets"
     logged = tensorboard_scalars(out_dir / "tb")["learner/entropy_coef"]
     assert len(logged) == 2 and 1e-4 <= logged[1] < logged[0] < 1e-3 * math.exp(-0.001)
 

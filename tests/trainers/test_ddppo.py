@@ -51,7 +51,7 @@ def test_short_run_counts_steps_and_writes_files(out_dir):
     latest = load_checkpoint_file(str(out_dir / "checkpoints" / "latest.pth"))
     assert latest["config"].habitat_baselines.num_environments == 2
     assert latest["extra_state"]["step"] == trainer.num_steps_done
-    params = dict(trainer._agent.actor_critic.state_dict())
+    params = dict(trainer.agent.actor_critic.state_dict())
     for key, value in latest["state_dict"].items():
         assert torch.equal(value, params[key]), key
 
@@ -325,7 +325,7 @@ def test_evaluation_builds_the_policy_the_checkpoint_was_trained_with(out_dir):
     size = "habitat_baselines.rl.ppo.hidden_size=32"
     execute_exp(get_config("gym/ddppo_cartpole", run_overrides(out_dir, 1) + [size]), "train")
     trainer = execute_exp(_eval_latest(out_dir, "habitat_baselines.test_episode_count=2"), "eval")
-    assert trainer._agent.actor_critic.recurrent_hidden_size == 32
+    assert trainer.agent.actor_critic.recurrent_hidden_size == 32
     assert trainer.config.habitat_baselines.rl.ppo.hidden_size == 64  # the command line's
     assert len(tensorboard_scalars(out_dir / "tb")["eval_reward/average_reward"]) == 1
 
@@ -358,13 +358,13 @@ def test_time_limit_cuts_reach_the_lockstep_storage(out_dir, monkeypatch):
     monkeypatch.setattr(VectorEnv, "wait_step_at", cut_every_4th_step_of_env_1)
     try:
         trainer._collect_rollout()
-        rollouts = trainer._agent.rollouts
+        rollouts = trainer.agent.rollouts
         cuts = rollouts.truncated[1 : NUM_STEPS + 1, :, 0]
         assert cuts[:, 1].tolist() == [(t + 1) % 4 == 0 for t in range(NUM_STEPS)]
         assert not cuts[:, 0].any()
         gamma = config.habitat_baselines.rl.ppo.gamma
         rollouts.compute_returns(torch.zeros(2, 1), True, gamma, 0.95)
-        trainer._agent.updater.targets.fill_returns(rollouts)  # the run's estimator: GAE
+        trainer.agent.updater.targets.fill_returns(rollouts)  # the run's estimator: GAE
         buffers = rollouts.buffers
         expected = buffers["rewards"][3, 1] + gamma * buffers["value_preds"][3, 1]
         torch.testing.assert_close(buffers["returns"][3, 1], expected)

@@ -172,7 +172,7 @@ def test_evaluation_names_what_it_takes_from_the_checkpoint_and_honours_the_rest
         "too, set habitat_baselines.load_resume_state_config=False",
         "  habitat_baselines.rl.ppo.hidden_size: given 64, used 32",
     ]
-    assert trainer._agent.actor_critic.recurrent_hidden_size == 32
+    assert trainer.agent.actor_critic.recurrent_hidden_size == 32
     assert trainer.envs is not None and trainer.config.habitat_baselines.num_environments == 1
     (reward,) = tensorboard_scalars(out_dir / "tb")["eval_reward/average_reward"]
     assert reward > 0

@@ -63,9 +63,9 @@ def test_a_registered_estimator_gives_the_trainers_update_its_advantages(out_dir
     trainer = DDPPOTrainer(config)
     trainer._init_train()
     try:
-        assert isinstance(trainer._agent.updater.targets, RewardToGo)
+        assert isinstance(trainer.agent.updater.targets, RewardToGo)
         trainer._collect_rollout()
-        rollouts = trainer._agent.rollouts
+        rollouts = trainer.agent.rollouts
         buffers = rollouts.buffers
         rewards, values = buffers["rewards"][:T, :, 0].clone(), buffers["value_preds"][:T, :, 0]
         expected = _expected_returns(rewards, buffers["masks"][: T + 1, :, 0])
@@ -99,7 +99,7 @@ def test_auto_is_gae_with_the_configs_keys_for_ddppo(out_dir):
     trainer._init_train()
     try:
         assert trainer.return_estimator() == "gae"
-        assert trainer._agent.updater.targets == GAETargets(0.5, 0.25, use_gae=True)
+        assert trainer.agent.updater.targets == GAETargets(0.5, 0.25, use_gae=True)
     finally:
         trainer.envs.close()
 
@@ -143,8 +143,8 @@ def test_upstreams_updater_learns_on_returns_the_estimator_filled(out_dir, train
     trainer.serial_envs = True  # ver's env workers in this process (ddppo ignores it)
     trainer._init_train()
     try:
-        assert type(trainer._agent.updater).__name__ == "PPO"
-        assert trainer._agent.rollouts.returns_for_readers == GAETargets.from_config(config)
+        assert type(trainer.agent.updater).__name__ == "PPO"
+        assert trainer.agent.rollouts.returns_for_readers == GAETargets.from_config(config)
         losses = trainer._learn(trainer._collect_rollout())
         assert math.isfinite(losses["value_loss"]) and math.isfinite(losses["action_loss"])
     finally:

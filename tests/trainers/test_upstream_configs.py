@@ -51,7 +51,7 @@ def test_ver_runs_with_upstreams_default_storage_name(out_dir):
         "habitat_baselines.rollout_storage_name=RolloutStorage"
     ]
     trainer = execute_exp(get_config("gym/ver_cartpole", overrides), "train")
-    assert type(trainer._agent.rollouts) is VERStorage
+    assert type(trainer.agent.rollouts) is VERStorage
     assert trainer.num_steps_done == 2 * T * N
     assert [sum(c) for c in trainer.env_steps_per_rollout] == [T * N] * 2
 

@@ -148,7 +148,7 @@ def test_the_collector_batches_as_rl_ver_says(out_dir):
         ],
     )
     try:
-        collector = trainer._collector
+        collector = trainer.collector
         n = trainer.envs.num_envs
         assert (collector._min_batch, collector._max_wait_s) == (max(1, int(0.5 * n)), 0.007)
     finally:
@@ -190,7 +190,7 @@ def test_slow_envs_step_lands_once_in_the_next_rollout(out_dir):
         assert trainer._collect_rollout() == T * N
         assert trainer.env_steps_per_rollout[0] == [0, T * N]
         trainer._learn(T * N)
-        rollouts = trainer._agent.rollouts
+        rollouts = trainer.agent.rollouts
         assert rollouts.current_policy_version == 2
         # Env 0's in-flight step was carried to the front of the new rollout,
         # stamped with the policy version that chose its action.
@@ -217,7 +217,7 @@ def test_a_lockstep_update_waits_for_the_steps_in_flight_up_to_its_cap(
     try:
         trainer._scheduler.threads.may_take_several = lambda device: True
         assert trainer._collect_rollout() == T * N
-        collector = trainer._collector
+        collector = trainer.collector
         assert collector._in_flight == 2  # env 1's last action too
         trainer._last_learn_time = last_learn_s
         before = trainer._collect_seconds
@@ -267,23 +267,23 @@ def test_envs_keep_stepping_while_ppo_learns(out_dir):
     trainer = _trainer(out_dir, ["habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
     try:
         assert trainer._collect_rollout() == T * N
-        learnt = trainer._agent.rollouts
-        update, during, before = trainer._agent.updater.update, [], {}
+        learnt = trainer.agent.rollouts
+        update, during, before = trainer.agent.updater.update, [], {}
 
         def update_once_envs_stepped(rollouts):
             # Learning starts only once the next rollout has 8 new steps, so
             # they were collected while this update was running. The update's
             # targets step writes the returns (the learner's own write): filled
             # here first, the same numbers, so the snapshot holds them.
-            trainer._agent.updater.targets.fill_returns(rollouts)
+            trainer.agent.updater.targets.fill_returns(rollouts)
             before.update(_flat(rollouts.buffers))
-            nxt, deadline = trainer._agent._spare, time.monotonic() + 60
+            nxt, deadline = trainer.agent._spare, time.monotonic() + 60
             while nxt.steps_collected < 8 and time.monotonic() < deadline:
                 time.sleep(0.005)
             during.append(nxt.steps_collected)
             return update(rollouts)
 
-        trainer._agent.updater.update = update_once_envs_stepped
+        trainer.agent.updater.update = update_once_envs_stepped
         trainer._learn(T * N)
         assert during[0] >= 8
         # The storage PPO learnt from was not written by the collector.
@@ -291,12 +291,12 @@ def test_envs_keep_stepping_while_ppo_learns(out_dir):
         assert after.keys() == before.keys()
         for key, tensor in after.items():
             torch.testing.assert_close(tensor, before[key], equal_nan=True, rtol=0, atol=0)
-        current = trainer._agent.rollouts
+        current = trainer.agent.rollouts
         assert current is not learnt and current.current_policy_version == 2
         carried = int(current._counters["num_slots"])
         stale = current.buffers["policy_version"][:carried].view(-1)
         assert stale.tolist() == [1] * carried  # acted on by the pre-update copy
-        trainer._agent.updater.update = update
+        trainer.agent.updater.update = update
         # The overlapped steps count once, in the rollout they landed in.
         assert trainer._collect_rollout() == T * N
         assert sum(trainer.env_steps_per_rollout[1]) == T * N
@@ -314,23 +314,23 @@ def test_a_rollout_filled_while_learning_is_taken_as_it_is(out_dir):
     trainer = _trainer(out_dir, ["habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
     try:
         trainer._collect_rollout()
-        update = trainer._agent.updater.update
+        update = trainer.agent.updater.update
 
         def update_once_next_rollout_full(rollouts):
-            nxt, deadline = trainer._agent._spare, time.monotonic() + 60
+            nxt, deadline = trainer.agent._spare, time.monotonic() + 60
             while not nxt.rollout_done and time.monotonic() < deadline:
                 time.sleep(0.005)
             return update(rollouts)
 
-        trainer._agent.updater.update = update_once_next_rollout_full
+        trainer.agent.updater.update = update_once_next_rollout_full
         trainer._learn(T * N)
-        assert trainer._agent.rollouts.rollout_done
+        assert trainer.agent.rollouts.rollout_done
         # Envs whose step arrives now find no room: they are held, as the
         # collector holds those it cannot admit.
-        collector = trainer._collector
-        assert collector.admit(collector.wait_ready(), trainer._agent.rollouts) == []
+        collector = trainer.collector
+        assert collector.admit(collector.wait_ready(), trainer.agent.rollouts) == []
         assert collector.held
-        trainer._agent.updater.update = update
+        trainer.agent.updater.update = update
         assert trainer._collect_rollout() == T * N
         assert sum(trainer.env_steps_per_rollout[1]) == T * N
         trainer._learn(T * N)
@@ -361,24 +361,24 @@ def test_overlapped_collector_acts_on_held_envs_first(out_dir):
     trainer = _serial_overlap_trainer(out_dir)
     try:
         assert trainer._collect_rollout() == T * 3
-        collector = trainer._collector
+        collector = trainer.collector
         ready = collector.wait_ready()
         assert ready == [0, 1, 2]
         trainer.envs.push_back(ready[1:])
-        assert collector.admit(ready[:1], trainer._agent.rollouts) == []
+        assert collector.admit(ready[:1], trainer.agent.rollouts) == []
         assert collector.held == [0]
-        update = trainer._agent.updater.update
+        update = trainer.agent.updater.update
 
         def update_once_next_rollout_full(rollouts):
-            nxt = trainer._agent._spare
+            nxt = trainer.agent._spare
             deadline = time.monotonic() + 60
             while not nxt.rollout_done and time.monotonic() < deadline:
                 time.sleep(0.005)
             return update(rollouts)
 
-        trainer._agent.updater.update = update_once_next_rollout_full
+        trainer.agent.updater.update = update_once_next_rollout_full
         trainer._learn(T * 3)
-        counts = trainer._agent.rollouts.env_steps.tolist()
+        counts = trainer.agent.rollouts.env_steps.tolist()
         assert sum(counts) == T * 3 and min(counts) >= T - 1, counts
     finally:
         trainer.envs.close()
@@ -404,7 +404,7 @@ def test_nonfinite_rewards_are_counted_then_fail_naming_the_env(out_dir):
     trainer.envs.read = read_nan_for_env_1
     try:
         assert trainer._collect_rollout() == T * N
-        rollouts = trainer._agent.rollouts
+        rollouts = trainer.agent.rollouts
         learnable = rollouts._slots["learnable"] & (rollouts._slots["env_ids"] == 1)
         assert int(learnable.sum()) == 16
         assert rollouts.buffers["rewards"][learnable].abs().sum() == 0.0
@@ -447,13 +447,13 @@ def test_time_limit_cuts_bootstrap_in_the_storage(out_dir):
     trainer._init_train()
     try:
         trainer._collect_rollout()
-        rollouts = trainer._agent.rollouts
+        rollouts = trainer.agent.rollouts
         learnable = rollouts._slots["learnable"]
         dones, cuts = rollouts._slots["dones"][learnable], rollouts._slots["truncated"][learnable]
         assert int(dones.sum()) >= 8 and torch.equal(cuts, dones)
         gamma = config.habitat_baselines.rl.ppo.gamma
         rollouts.compute_returns(None, True, gamma, config.habitat_baselines.rl.ppo.tau)
-        trainer._agent.updater.targets.fill_returns(rollouts)  # the run's estimator: GAE
+        trainer.agent.updater.targets.fill_returns(rollouts)  # the run's estimator: GAE
         slots = torch.nonzero(rollouts._slots["truncated"] & learnable).view(-1)
         torch.testing.assert_close(
             rollouts.buffers["returns"][slots], 1.0 + gamma * rollouts.buffers["value_preds"][slots]
@@ -485,7 +485,7 @@ def test_step_time_counts_the_time_of_steps_collected_while_learning(out_dir):
     # time is 0.48 s * 3 envs / 48 steps = 0.03 s; it was 0 (0 s / 48 steps).
     trainer = _serial_overlap_trainer(out_dir)
     sent = [0]
-    trainer._collector.clock = lambda: 0.01 * sent[0]
+    trainer.collector.clock = lambda: 0.01 * sent[0]
     send = trainer.envs.send_actions
 
     def counting_send(ids, actions):
@@ -496,15 +496,15 @@ def test_step_time_counts_the_time_of_steps_collected_while_learning(out_dir):
     trainer._preemption = tracker = _RecordingRule()
     try:
         assert trainer._collect_rollout() == T * 3
-        update = trainer._agent.updater.update
+        update = trainer.agent.updater.update
 
         def update_once_next_rollout_full(rollouts):
-            nxt, deadline = trainer._agent._spare, time.monotonic() + 60
+            nxt, deadline = trainer.agent._spare, time.monotonic() + 60
             while not nxt.rollout_done and time.monotonic() < deadline:
                 time.sleep(0.005)
             return update(rollouts)
 
-        trainer._agent.updater.update = update_once_next_rollout_full
+        trainer.agent.updater.update = update_once_next_rollout_full
         trainer._learn(T * 3)
         before = sent[0]
         assert trainer._collect_rollout() == T * 3
@@ -525,7 +525,7 @@ def test_steps_collected_while_learning_count_towards_the_preemption_target(out_
     try:
         trainer._collect_rollout()
         assert tracker.counted == []  # the first rollout is never preempted
-        update = trainer._agent.updater.update
+        update = trainer.agent.updater.update
 
         wait_ready = trainer.envs.wait_ready
 
@@ -534,7 +534,7 @@ def test_steps_collected_while_learning_count_towards_the_preemption_target(out_
             raise queue.Empty
 
         def update_once_8_steps_collected(rollouts):
-            nxt, deadline = trainer._agent._spare, time.monotonic() + 60
+            nxt, deadline = trainer.agent._spare, time.monotonic() + 60
             while nxt.steps_collected < 8 and time.monotonic() < deadline:
                 time.sleep(0.005)
             trainer.envs.wait_ready = nothing_ready  # the collector idles while PPO learns
@@ -543,9 +543,9 @@ def test_steps_collected_while_learning_count_towards_the_preemption_target(out_
             finally:
                 trainer.envs.wait_ready = wait_ready
 
-        trainer._agent.updater.update = update_once_8_steps_collected
+        trainer.agent.updater.update = update_once_8_steps_collected
         trainer._learn(T * 3)
-        overlapped = trainer._agent.rollouts.steps_collected
+        overlapped = trainer.agent.rollouts.steps_collected
         assert 8 <= overlapped < T * 3
         trainer._collect_rollout()
         assert sum(tracker.counted) == T * 3
