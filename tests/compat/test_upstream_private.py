@@ -10,7 +10,7 @@ upstream private name where it is
   ``self._name = ...`` in its source): a hook we override, a method we call,
   upstream's state.  Our own ``_`` names in those classes (no upstream base
   defines them) are not;
-* an attribute of another object (``trainer.agent``), or a name imported from
+* an attribute of another object (``trainer._agent``), or a name imported from
   an upstream module, that upstream defines somewhere and that our package
   does not define as its own.
 
@@ -360,7 +360,7 @@ class Updater(PPO):
 
 
 def reach(trainer, updater):
-    return trainer.agent, updater._own_helper(), getattr(trainer, "_ppo_cfg")
+    return trainer._agent, updater._own_helper(), getattr(trainer, "_ppo_cfg")
 """
 
 
