@@ -98,15 +98,16 @@ def inference_batching(config: Any) -> InferenceBatching:
     """``min_batch_fraction`` and ``max_wait_ms`` from ``rl.ver``, or from the
     deprecated ``ver_system`` where a value is set there."""
     baselines = config.habitat_baselines
+    # Upstream's own schema (an upstream config) has neither key: defaults.
     ver = baselines.rl.get("ver") or {}
     old = baselines.get("ver_system") or {}
     values, keys = [], []
     for name in ("min_batch_fraction", "max_wait_ms"):
-        if old.get(name) is not None:
+        if name in old and old[name] is not None:
             values.append(old[name])
             keys.append(f"{_VER_SYSTEM}.{name}")
         else:
-            values.append(ver.get(name, getattr(HabitatVerVERConfig, name)))
+            values.append(ver[name] if name in ver else getattr(HabitatVerVERConfig, name))
             keys.append(f"{_RL_VER}.{name}")
     return InferenceBatching(values[0], values[1], keys)
 
