@@ -23,7 +23,7 @@ version minus the step's) as ``system/policy_lag/mean`` and
 ``rl.appo.max_policy_lag``.  Set-up, checkpoints, resume, logging and
 evaluation are :class:`~habitat_ver.trainers.base.HabitatVerTrainer`'s (no
 preemption of slow ranks: one rank), through its hooks (``_create_agent``,
-``_collect_rollout``, ``_update_agent``) and its env pool by name
+``collect_rollout``, ``_update_agent``) and its env pool by name
 (``ENV_POOL``).
 """
 
@@ -227,7 +227,7 @@ class AppoTrainer(HabitatVerTrainer):
         )
         worker.start(self._rollout_workers.all_groups())
 
-    def _collect_rollout(self) -> int:
+    def collect_rollout(self) -> int:
         """Wait for ``batch_trajectories`` complete trajectories no older than
         ``max_policy_lag``; returns the env steps they (and dropped ones) hold."""
         worker = self._policy_worker

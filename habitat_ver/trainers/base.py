@@ -6,7 +6,7 @@ logging, and evaluation.  :class:`HabitatVerTrainer` owns the loop around them
 so that resume states are written atomically and read safely, a stop signal
 (SLURM's warning, preemption) stops every rank after the same update and
 requeues the job, the last weights are always checkpointed, and long runs
-show progress.  A trainer supplies how it collects (:meth:`_collect_rollout`)
+show progress.  A trainer supplies how it collects (:meth:`collect_rollout`)
 and may learn differently (``_update_agent``):
 
 * ``ddppo`` (:mod:`habitat_ver.trainers.ddppo`) steps envs in lock-step and
@@ -349,8 +349,9 @@ class HabitatVerTrainer(CheckpointingTrainer):
         )
         self._preemption = build_preemption_rule(self.preemption_policy(), setup)
 
-    def _collect_rollout(self) -> int:
-        """Hook: collect one rollout; returns the env steps collected."""
+    def collect_rollout(self) -> int:
+        """Hook, the first phase of an update: collect one rollout; returns the
+        env steps collected."""
         raise NotImplementedError
 
     def _coalesce_post_step(
@@ -393,7 +394,10 @@ class HabitatVerTrainer(CheckpointingTrainer):
         the learner may use the idle cores (:mod:`habitat_ver.system.scheduling`)."""
         return False
 
-    def _learn(self, steps: int) -> Dict[str, float]:
+    def learn(self, steps: int) -> Dict[str, float]:
+        """The second phase: one update on the rollout of ``steps`` env steps
+        (with the learner threads the scheduler gives it); returns the losses
+        and metrics to log."""
         start = time.monotonic()
         with self._scheduler.learning(self._envs_idle_while_learning(), self.device):
             losses = self._update_agent()
@@ -529,10 +533,10 @@ class HabitatVerTrainer(CheckpointingTrainer):
                 return True
             start = time.monotonic()
             self._collect_spare.start()
-            steps = self._collect_rollout()
+            steps = self.collect_rollout()
             self._collect_seconds = time.monotonic() - start
             self._collect_spare.stop()
-            losses = self._learn(steps)
+            losses = self.learn(steps)
             self._training_log(writer, losses, self._prev_time)
             self._maybe_checkpoint()
             progress.update(self._progress_position(), self._sps(), self.window_reward())

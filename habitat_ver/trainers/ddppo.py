@@ -67,7 +67,7 @@ class DDPPOTrainer(HabitatVerTrainer):
         )
         return self._preemption.should_stop(self.num_updates_done, progress)
 
-    def _collect_rollout(self) -> int:
+    def collect_rollout(self) -> int:
         """Step every env T times (fewer if preempted); returns steps collected."""
         self._agent.eval()
         start = time.monotonic()

@@ -19,7 +19,7 @@ class wires it to the storage and the policy, cuts rollouts of slow ranks
 (multi-rank preemption) and learns.  Everything else -- set-up, checkpoints,
 resume, logging, evaluation (upstream's vector env and evaluator) -- is the
 shared base's, :class:`~habitat_ver.trainers.base.HabitatVerTrainer`, through
-its named hooks (``_create_agent``, ``_collect_rollout``, ``_update_agent``)
+its named hooks (``_create_agent``, ``collect_rollout``, ``_update_agent``)
 and its env pool by name (``ENV_POOL``): ``ver`` is a sibling of
 :class:`~habitat_ver.trainers.ddppo.DDPPOTrainer` and ``appo``, not a child
 of either.
@@ -156,7 +156,7 @@ class VERTrainer(HabitatVerTrainer):
             record_episodes=self._record_episodes,
         )
 
-    def _collect_rollout(self) -> int:
+    def collect_rollout(self) -> int:
         """Collect until the rollout holds its T*N (NoVER: T per env) steps,
         or until a multi-rank run preempts this rank (then the rest of the
         batch is the previous rollout's latest steps)."""
@@ -223,7 +223,7 @@ class VERTrainer(HabitatVerTrainer):
         )
 
     # -------------------------------------------------------------- learning
-    def _learn(self, steps: int) -> Dict[str, float]:
+    def learn(self, steps: int) -> Dict[str, float]:
         assert self._collector is not None, "_init_train builds the collector"
         self.overlapped.append(self._overlaps_this_update())
         # The scheduler may first wait for the env steps in flight (their
@@ -235,7 +235,7 @@ class VERTrainer(HabitatVerTrainer):
             last_learn_s=self._last_learn_time,
             settle=self._collector.settle,
         )
-        return super()._learn(steps)
+        return super().learn(steps)
 
     def _envs_idle_while_learning(self) -> bool:
         # Without overlap, the envs wait for the next rollout (those with an

@@ -92,7 +92,7 @@ def test_learner_moves_the_policy_and_publishes_it(out_dir):
     trainer._init_train()
     try:
         before = {k: v.clone() for k, v in trainer.agent.actor_critic.state_dict().items()}
-        steps = trainer._collect_rollout()
+        steps = trainer.collect_rollout()
         losses = trainer._update_agent()
         assert steps == 4 * T
         for key in (

@@ -161,20 +161,20 @@ def test_a_crash_between_resume_state_saves_resumes_from_the_last_checkpoint(out
         "habitat_baselines.rl.preemption.save_resume_state_interval=100",
     ]
     config = get_config("gym/ddppo_cartpole", run_overrides(out_dir, 8) + schedule)
-    learn = DDPPOTrainer._learn
+    learn = DDPPOTrainer.learn
 
     def crash_in_update_6(trainer, steps):
         if trainer.num_updates_done == 5:
             raise _CrashError()
         return learn(trainer, steps)
 
-    monkeypatch.setattr(DDPPOTrainer, "_learn", crash_in_update_6)
+    monkeypatch.setattr(DDPPOTrainer, "learn", crash_in_update_6)
     with pytest.raises(_CrashError):
         execute_exp(config, "train")
     folder = out_dir / "checkpoints"
     saved = ResumeStateFiles(str(folder)).load()
     assert saved["requeue_stats"]["num_updates_done"] == 4
-    monkeypatch.setattr(DDPPOTrainer, "_learn", learn)
+    monkeypatch.setattr(DDPPOTrainer, "learn", learn)
 
     trainer = execute_exp(config, "train")
     assert trainer.num_updates_done == 8
@@ -357,7 +357,7 @@ def test_time_limit_cuts_reach_the_lockstep_storage(out_dir, monkeypatch):
 
     monkeypatch.setattr(VectorEnv, "wait_step_at", cut_every_4th_step_of_env_1)
     try:
-        trainer._collect_rollout()
+        trainer.collect_rollout()
         rollouts = trainer.agent.rollouts
         cuts = rollouts.truncated[1 : NUM_STEPS + 1, :, 0]
         assert cuts[:, 1].tolist() == [(t + 1) % 4 == 0 for t in range(NUM_STEPS)]
@@ -383,7 +383,7 @@ def sigterm_run(tmp_path_factory):
     trainer = get_trainer_class("ddppo")(
         get_config("gym/ddppo_cartpole", run_overrides(out, num_updates=10))
     )
-    learn = trainer._learn
+    learn = trainer.learn
 
     def learn_then_signal(steps):
         losses = learn(steps)
@@ -391,7 +391,7 @@ def sigterm_run(tmp_path_factory):
             os.kill(os.getpid(), signal.SIGTERM)  # handled: stop after this update
         return losses
 
-    trainer._learn = learn_then_signal
+    trainer.learn = learn_then_signal
     before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
     trainer.train()
     after = {s: signal.getsignal(s) for s in STOP_SIGNALS}

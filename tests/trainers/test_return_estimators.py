@@ -64,7 +64,7 @@ def test_a_registered_estimator_gives_the_trainers_update_its_advantages(out_dir
     trainer._init_train()
     try:
         assert isinstance(trainer.agent.updater.targets, RewardToGo)
-        trainer._collect_rollout()
+        trainer.collect_rollout()
         rollouts = trainer.agent.rollouts
         buffers = rollouts.buffers
         rewards, values = buffers["rewards"][:T, :, 0].clone(), buffers["value_preds"][:T, :, 0]
@@ -145,7 +145,7 @@ def test_upstreams_updater_learns_on_returns_the_estimator_filled(out_dir, train
     try:
         assert type(trainer.agent.updater).__name__ == "PPO"
         assert trainer.agent.rollouts.returns_for_readers == GAETargets.from_config(config)
-        losses = trainer._learn(trainer._collect_rollout())
+        losses = trainer.learn(trainer.collect_rollout())
         assert math.isfinite(losses["value_loss"]) and math.isfinite(losses["action_loss"])
     finally:
         trainer.envs.close()

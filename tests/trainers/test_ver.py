@@ -187,16 +187,16 @@ def test_slow_envs_step_lands_once_in_the_next_rollout(out_dir):
     # steps from env 1 alone while env 0's first action is in flight.
     trainer = _trainer(out_dir, _straggler(0, 1.5))
     try:
-        assert trainer._collect_rollout() == T * N
+        assert trainer.collect_rollout() == T * N
         assert trainer.env_steps_per_rollout[0] == [0, T * N]
-        trainer._learn(T * N)
+        trainer.learn(T * N)
         rollouts = trainer.agent.rollouts
         assert rollouts.current_policy_version == 2
         # Env 0's in-flight step was carried to the front of the new rollout,
         # stamped with the policy version that chose its action.
         assert int(rollouts.buffers["policy_version"][0]) == 1
         _wait_for_result(trainer.envs, 0)
-        assert trainer._collect_rollout() == T * N
+        assert trainer.collect_rollout() == T * N
         env0 = trainer.env_steps_per_rollout[1][0]
         assert env0 == 1  # its one step, counted once, in the second rollout
         assert sum(trainer.env_steps_per_rollout[1]) == T * N
@@ -216,12 +216,12 @@ def test_a_lockstep_update_waits_for_the_steps_in_flight_up_to_its_cap(
     trainer = _trainer(out_dir, _straggler(0, 0.3))
     try:
         trainer._scheduler.threads.may_take_several = lambda device: True
-        assert trainer._collect_rollout() == T * N
+        assert trainer.collect_rollout() == T * N
         collector = trainer.collector
         assert collector._in_flight == 2  # env 1's last action too
         trainer._last_learn_time = last_learn_s
         before = trainer._collect_seconds
-        trainer._learn(T * N)
+        trainer.learn(T * N)
         assert (collector._in_flight == 0) == settles
         assert (0 in collector.held) == settles
         waited = trainer._collect_seconds - before
@@ -232,7 +232,7 @@ def test_a_lockstep_update_waits_for_the_steps_in_flight_up_to_its_cap(
             _wait_for_result(trainer.envs, 0)
         # Whether it arrived before learning or after, env 0's one step lands
         # once in the next rollout.
-        assert trainer._collect_rollout() == T * N
+        assert trainer.collect_rollout() == T * N
         assert trainer.env_steps_per_rollout[1][0] == 1
     finally:
         trainer.envs.close()
@@ -241,8 +241,8 @@ def test_a_lockstep_update_waits_for_the_steps_in_flight_up_to_its_cap(
 def test_importance_weights_reach_the_loss(out_dir):
     trainer = _trainer(out_dir, _straggler(0, 0.2))
     try:
-        trainer._collect_rollout()
-        losses = trainer._learn(T * N)
+        trainer.collect_rollout()
+        losses = trainer.learn(T * N)
         counts = torch.tensor(trainer.env_steps_per_rollout[0], dtype=torch.float)
         assert counts[0] < counts[1]  # the slow env contributed less
         assert "learner/is_weight/max" in losses and losses["learner/is_weight/max"] <= 1.0
@@ -266,7 +266,7 @@ def _flat(tree, prefix=""):
 def test_envs_keep_stepping_while_ppo_learns(out_dir):
     trainer = _trainer(out_dir, ["habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
     try:
-        assert trainer._collect_rollout() == T * N
+        assert trainer.collect_rollout() == T * N
         learnt = trainer.agent.rollouts
         update, during, before = trainer.agent.updater.update, [], {}
 
@@ -284,7 +284,7 @@ def test_envs_keep_stepping_while_ppo_learns(out_dir):
             return update(rollouts)
 
         trainer.agent.updater.update = update_once_envs_stepped
-        trainer._learn(T * N)
+        trainer.learn(T * N)
         assert during[0] >= 8
         # The storage PPO learnt from was not written by the collector.
         after = _flat(learnt.buffers)
@@ -298,9 +298,9 @@ def test_envs_keep_stepping_while_ppo_learns(out_dir):
         assert stale.tolist() == [1] * carried  # acted on by the pre-update copy
         trainer.agent.updater.update = update
         # The overlapped steps count once, in the rollout they landed in.
-        assert trainer._collect_rollout() == T * N
+        assert trainer.collect_rollout() == T * N
         assert sum(trainer.env_steps_per_rollout[1]) == T * N
-        losses = trainer._learn(T * N)
+        losses = trainer.learn(T * N)
         assert losses["system/policy_lag/max"] == 1.0
         assert trainer.num_steps_done == 2 * T * N
     finally:
@@ -313,7 +313,7 @@ def test_a_rollout_filled_while_learning_is_taken_as_it_is(out_dir):
     # collector fills the next rollout, and the envs it could not admit wait.
     trainer = _trainer(out_dir, ["habitat_baselines.rl.ver.overlap_rollouts_and_learn=True"])
     try:
-        trainer._collect_rollout()
+        trainer.collect_rollout()
         update = trainer.agent.updater.update
 
         def update_once_next_rollout_full(rollouts):
@@ -323,7 +323,7 @@ def test_a_rollout_filled_while_learning_is_taken_as_it_is(out_dir):
             return update(rollouts)
 
         trainer.agent.updater.update = update_once_next_rollout_full
-        trainer._learn(T * N)
+        trainer.learn(T * N)
         assert trainer.agent.rollouts.rollout_done
         # Envs whose step arrives now find no room: they are held, as the
         # collector holds those it cannot admit.
@@ -331,11 +331,11 @@ def test_a_rollout_filled_while_learning_is_taken_as_it_is(out_dir):
         assert collector.admit(collector.wait_ready(), trainer.agent.rollouts) == []
         assert collector.held
         trainer.agent.updater.update = update
-        assert trainer._collect_rollout() == T * N
+        assert trainer.collect_rollout() == T * N
         assert sum(trainer.env_steps_per_rollout[1]) == T * N
-        trainer._learn(T * N)
+        trainer.learn(T * N)
         # The held envs start the rollout after: nothing lost, nothing twice.
-        assert trainer._collect_rollout() == T * N
+        assert trainer.collect_rollout() == T * N
         assert trainer.num_steps_done == 2 * T * N
     finally:
         trainer.envs.close()
@@ -360,7 +360,7 @@ def test_overlapped_collector_acts_on_held_envs_first(out_dir):
     # act on it; it stayed idle before (next rollout's counts [0, 24, 24]).
     trainer = _serial_overlap_trainer(out_dir)
     try:
-        assert trainer._collect_rollout() == T * 3
+        assert trainer.collect_rollout() == T * 3
         collector = trainer.collector
         ready = collector.wait_ready()
         assert ready == [0, 1, 2]
@@ -377,7 +377,7 @@ def test_overlapped_collector_acts_on_held_envs_first(out_dir):
             return update(rollouts)
 
         trainer.agent.updater.update = update_once_next_rollout_full
-        trainer._learn(T * 3)
+        trainer.learn(T * 3)
         counts = trainer.agent.rollouts.env_steps.tolist()
         assert sum(counts) == T * 3 and min(counts) >= T - 1, counts
     finally:
@@ -403,17 +403,17 @@ def test_nonfinite_rewards_are_counted_then_fail_naming_the_env(out_dir):
 
     trainer.envs.read = read_nan_for_env_1
     try:
-        assert trainer._collect_rollout() == T * N
+        assert trainer.collect_rollout() == T * N
         rollouts = trainer.agent.rollouts
         learnable = rollouts._slots["learnable"] & (rollouts._slots["env_ids"] == 1)
         assert int(learnable.sum()) == 16
         assert rollouts.buffers["rewards"][learnable].abs().sum() == 0.0
-        losses = trainer._learn(T * N)
+        losses = trainer.learn(T * N)
         assert losses["system/nonfinite_rewards"] == 16.0
         with pytest.raises(
             NonFiniteRewardError, match=r"environment 1 returned reward nan: 21 non-finite"
         ):
-            trainer._collect_rollout()
+            trainer.collect_rollout()
     finally:
         trainer.envs.close()
 
@@ -446,7 +446,7 @@ def test_time_limit_cuts_bootstrap_in_the_storage(out_dir):
     trainer.serial_envs = True
     trainer._init_train()
     try:
-        trainer._collect_rollout()
+        trainer.collect_rollout()
         rollouts = trainer.agent.rollouts
         learnable = rollouts._slots["learnable"]
         dones, cuts = rollouts._slots["dones"][learnable], rollouts._slots["truncated"][learnable]
@@ -495,7 +495,7 @@ def test_step_time_counts_the_time_of_steps_collected_while_learning(out_dir):
     trainer.envs.send_actions = counting_send
     trainer._preemption = tracker = _RecordingRule()
     try:
-        assert trainer._collect_rollout() == T * 3
+        assert trainer.collect_rollout() == T * 3
         update = trainer.agent.updater.update
 
         def update_once_next_rollout_full(rollouts):
@@ -505,9 +505,9 @@ def test_step_time_counts_the_time_of_steps_collected_while_learning(out_dir):
             return update(rollouts)
 
         trainer.agent.updater.update = update_once_next_rollout_full
-        trainer._learn(T * 3)
+        trainer.learn(T * 3)
         before = sent[0]
-        assert trainer._collect_rollout() == T * 3
+        assert trainer.collect_rollout() == T * 3
         assert sent[0] == before  # nothing left to collect after learning
         assert tracker.counted == [T * 3]  # yet the other ranks learn of its steps
         assert tracker.step_times[1] == pytest.approx(0.03)
@@ -523,7 +523,7 @@ def test_steps_collected_while_learning_count_towards_the_preemption_target(out_
     trainer = _serial_overlap_trainer(out_dir)
     trainer._preemption = tracker = _RecordingRule()
     try:
-        trainer._collect_rollout()
+        trainer.collect_rollout()
         assert tracker.counted == []  # the first rollout is never preempted
         update = trainer.agent.updater.update
 
@@ -544,10 +544,10 @@ def test_steps_collected_while_learning_count_towards_the_preemption_target(out_
                 trainer.envs.wait_ready = wait_ready
 
         trainer.agent.updater.update = update_once_8_steps_collected
-        trainer._learn(T * 3)
+        trainer.learn(T * 3)
         overlapped = trainer.agent.rollouts.steps_collected
         assert 8 <= overlapped < T * 3
-        trainer._collect_rollout()
+        trainer.collect_rollout()
         assert sum(tracker.counted) == T * 3
         assert tracker.counted[0] >= overlapped
     finally:
