@@ -250,7 +250,12 @@ class VERTrainer(HabitatVerTrainer):
         setting = self.config.habitat_baselines.rl.ver.overlap_rollouts_and_learn
         if setting != AUTO:
             return bool(setting)
-        return auto_overlaps(self._last_learn_time, self._collect_seconds, self._collect_spare.last)
+        return auto_overlaps(
+            self._last_learn_time,
+            self._collect_seconds,
+            self._collect_spare.last,
+            self._scheduler.last_threads,
+        )
 
     def _update_agent(self) -> Dict[str, float]:
         assert self._collector is not None, "_init_train builds the collector"

@@ -11,8 +11,10 @@ one-line deprecation note (:func:`inference_batching`).
 ``habitat_baselines.rl.ver.overlap_rollouts_and_learn=auto``: before every
 update the trainer decides whether the envs keep stepping while PPO learns,
 from the update before it (off for the first): on when learning took at least
-:data:`AUTO_LEARN_SHARE` of that update's wall time *and* the run left at
-least :data:`AUTO_SPARE_CORES` cores unused while the trainer waited for that
+:data:`AUTO_LEARN_SHARE` of that update's wall time, *and* learning on one
+thread beside the envs would still shorten the update where the last one
+learnt on several (:func:`auto_overlaps`), *and* the run left at least
+:data:`AUTO_SPARE_CORES` cores unused while the trainer waited for that
 rollout (:mod:`habitat_ver.system.spare_cores`).  Overlap can hide at most the
 learning share of an update, and costs a policy version of lag on the steps
 collected meanwhile; below a quarter it is not worth that.  And it only gains
@@ -119,13 +121,23 @@ AUTO_LEARN_SHARE = 0.25
 AUTO_SPARE_CORES = 0.5
 
 
-def auto_overlaps(learn_s: float, collect_s: float, spare_cores: Optional[float]) -> bool:
+def auto_overlaps(
+    learn_s: float, collect_s: float, spare_cores: Optional[float], learn_threads: int = 1
+) -> bool:
     """``auto``'s choice for the next update, from the last one: the seconds
-    the trainer waited for its rollout, the seconds it learnt, and the cores
-    the run left unused while it waited (None where unknown: decided on the
-    times alone)."""
+    the trainer waited for its rollout, the seconds it learnt and on how many
+    threads, and the cores the run left unused while it waited (None where
+    unknown: decided on the times alone).
+
+    An overlapped update learns on one thread beside the envs.  Where the last
+    (lock-step) update learnt on ``learn_threads`` > 1, one thread may take up
+    to that many times as long, so overlap is chosen only where even then the
+    update would be shorter: ``max(collect, learn * threads) < collect + learn``.
+    """
     total = learn_s + collect_s
     if total <= 0 or learn_s < AUTO_LEARN_SHARE * total:
+        return False
+    if learn_threads > 1 and max(collect_s, learn_s * learn_threads) >= total:
         return False
     return spare_cores is None or spare_cores >= AUTO_SPARE_CORES
 

@@ -57,18 +57,19 @@ def test_short_run_collects_t_times_n_steps_per_rollout(out_dir):
 
 def test_auto_overlap_follows_its_rule_update_by_update(out_dir, monkeypatch):
     """overlap_rollouts_and_learn=auto: each update asks the rule with the last
-    learning time, this rollout's wait and the cores the run left unused
-    meanwhile, and does
-    what it says; switching overlap on and off between updates loses no step."""
+    learning time and its threads, this rollout's wait and the cores the run
+    left unused meanwhile, and does what it says; switching overlap on and off
+    between updates loses no step."""
     import os
 
     import habitat_ver.trainers.ver as ver_module
 
     asked = []
 
-    def every_other(learn_s, collect_s, spare_cores):
+    def every_other(learn_s, collect_s, spare_cores, learn_threads):
         asked.append((learn_s, collect_s))
         assert 0.0 <= spare_cores <= os.cpu_count()
+        assert 1 <= learn_threads <= os.cpu_count()
         return len(asked) % 2 == 0
 
     monkeypatch.setattr(ver_module, "auto_overlaps", every_other)
@@ -107,6 +108,28 @@ def test_auto_overlaps_from_a_quarter_of_the_update_and_spare_cores(
     from habitat_ver.trainers.ver_settings import auto_overlaps
 
     assert auto_overlaps(learn_s, collect_s, spare_cores) is overlaps
+
+
+@pytest.mark.parametrize(
+    "learn_s, collect_s, threads, overlaps",
+    [
+        # Doom (a), quiet: 4.0 s learning on 2 threads; on one, up to 8 s > 5.5.
+        (4.0, 1.5, 2, False),
+        # Workload (c): 1.13 s on 2 threads, 2.26 s on one, hidden by 3.01 s.
+        (1.13, 3.01, 2, True),
+        # The edge: one thread as long as the whole lock-step update.
+        (2.0, 2.0, 2, False),
+        (1.9, 2.0, 2, True),
+        # Learnt on one thread already (or an overlapped update): times alone.
+        (4.0, 1.5, 1, True),
+    ],
+)
+def test_auto_does_not_overlap_where_learning_loses_its_threads(
+    learn_s, collect_s, threads, overlaps
+):
+    from habitat_ver.trainers.ver_settings import auto_overlaps
+
+    assert auto_overlaps(learn_s, collect_s, 1.0, threads) is overlaps
 
 
 @pytest.mark.parametrize(
