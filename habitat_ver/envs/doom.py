@@ -32,6 +32,8 @@ from gym import spaces
 # One shared button list and action list for every scenario (each cfg's own
 # button list is replaced): envs of a scenario mix then have equal action
 # spaces and one policy drives them all.  Action i presses ACTIONS[i].
+# The engine's folder in the working directory (ViZDoom's default).
+ENGINE_FOLDER = "_vizdoom"
 BUTTONS = ("MOVE_FORWARD", "TURN_LEFT", "TURN_RIGHT", "ATTACK", "MOVE_LEFT", "MOVE_RIGHT")
 ACTIONS: Tuple[Tuple[str, ...], ...] = (
     (),
@@ -184,6 +186,12 @@ class DoomEnv(gym.Env):
             game.set_episode_timeout(int(self._episode_timeout))
         if self._seed is not None:
             game.set_seed(int(self._seed) % (2**31))
+        # The engine makes ./_vizdoom/ (its config and temp folder) in the
+        # working directory when it is missing. Envs starting at once in a new
+        # folder race on it: the loser prints "Failed to create ./_vizdoom/
+        # directory: File exists" and its worker dies of SIGSEGV. Made first
+        # here, the engine finds it.
+        os.makedirs(ENGINE_FOLDER, exist_ok=True)
         game.init()
         self._game = game
 

@@ -6,7 +6,14 @@ import pytest
 
 import habitat_ver  # noqa: F401  (registers the gym ids)
 from habitat_ver.envs import DOOM_IDS
-from habitat_ver.envs.doom import ACTIONS, DoomEnv, _resize_area_numpy, resize_area, screen_size_for
+from habitat_ver.envs.doom import (
+    ACTIONS,
+    ENGINE_FOLDER,
+    DoomEnv,
+    _resize_area_numpy,
+    resize_area,
+    screen_size_for,
+)
 
 SCENARIOS = ["my_way_home", "health_gathering", "defend_the_center", "deathmatch_bots"]
 
@@ -37,6 +44,29 @@ def test_episode_runs_to_its_timeout(scenario):
     assert len(rewards) <= 20
     assert np.isfinite(rewards).all()
     assert last["rgb"].shape == (30, 40, 3)
+
+
+def test_the_engine_folder_exists_before_the_engine_starts(tmp_path, monkeypatch):
+    # Envs starting at once in a new folder raced on creating ./_vizdoom/; the
+    # loser's worker died of SIGSEGV ("Failed to create ./_vizdoom/ directory:
+    # File exists"). Made before init, there is nothing to race on.
+    import vizdoom
+
+    seen = []
+
+    class Game(vizdoom.DoomGame):
+        def init(self):
+            seen.append((tmp_path / ENGINE_FOLDER).is_dir())
+            return super().init()
+
+    monkeypatch.chdir(tmp_path)  # a new folder, as a new user's
+    monkeypatch.setattr(vizdoom, "DoomGame", Game)
+    env = DoomEnv("my_way_home", resolution=(30, 40))
+    try:
+        env.reset()
+    finally:
+        env.close()
+    assert seen == [True]
 
 
 def test_spaces_match_the_requested_resolution():
