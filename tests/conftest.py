@@ -63,14 +63,8 @@ DATA_GROUPS = {
 
 
 def data_group(item) -> "str | None":
-    """The data group of a test: its module's ``DATA_GROUP`` where it has one
-    (a module that only reads the data may run beside the group that made it,
-    at the cost of making the data again on the other worker); else by the
-    fixtures it uses or, for a documented command's row (tests/docs), the user
-    folder and data that row names."""
-    own = getattr(item.module, "DATA_GROUP", None)
-    if own is not None:
-        return str(own)
+    """The data group of a test: by the fixtures it uses or, for a documented
+    command's row (tests/docs), the user folder and data that row names."""
     names = set(getattr(item, "fixturenames", ()))
     row_of = getattr(item.module, "row_of", None)
     params = getattr(getattr(item, "callspec", None), "params", {})

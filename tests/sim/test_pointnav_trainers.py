@@ -14,9 +14,6 @@ import torch
 from .conftest import REPO, VAL_EPISODES, dataset_overrides, run_real
 
 pytestmark = pytest.mark.sim
-# Beside the `pointnav` group (the docs' rows), on the other worker where
-# there is one: these only read the data, which that worker makes again.
-DATA_GROUP = "pointnav-trainers"
 
 NUM_ENVS = 2
 T = 8
