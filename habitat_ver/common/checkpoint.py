@@ -153,10 +153,16 @@ def plain_to_config(plain: Dict[str, Any]) -> DictConfig:
 def _is_safe_global(name: str) -> bool:
     if name in _SAFE_NAMES or name.startswith(_SAFE_PREFIXES) or is_settings_section(name):
         return True
-    if name.startswith("habitat_ver.") and moved_settings_section(name) is not None:
+    if _moved_section(name) is not None:
         return True
     module, _, attr = name.rpartition(".")
     return module in _CONFIG_MODULES
+
+
+def _moved_section(name: str) -> Optional[type]:
+    """A section's dataclass of ours that moved since the checkpoint was
+    written, found by its class name (None: not one)."""
+    return moved_settings_section(name) if name.startswith("habitat_ver.") else None
 
 
 def _resolve(name: str) -> Any:
@@ -166,8 +172,7 @@ def _resolve(name: str) -> Any:
     try:
         return getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError):
-        # A section's dataclass that moved since the checkpoint was written.
-        moved = moved_settings_section(name) if module.startswith("habitat_ver.") else None
+        moved = _moved_section(name)
         if moved is None:
             raise
         return moved

@@ -29,11 +29,12 @@ import gym
 import numpy as np
 from gym import spaces
 
+# The engine's folder in the working directory (ViZDoom's default).
+ENGINE_FOLDER = "_vizdoom"
+
 # One shared button list and action list for every scenario (each cfg's own
 # button list is replaced): envs of a scenario mix then have equal action
 # spaces and one policy drives them all.  Action i presses ACTIONS[i].
-# The engine's folder in the working directory (ViZDoom's default).
-ENGINE_FOLDER = "_vizdoom"
 BUTTONS = ("MOVE_FORWARD", "TURN_LEFT", "TURN_RIGHT", "ATTACK", "MOVE_LEFT", "MOVE_RIGHT")
 ACTIONS: Tuple[Tuple[str, ...], ...] = (
     (),

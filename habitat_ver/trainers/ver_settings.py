@@ -46,7 +46,9 @@ __all__ = [
     "inference_batching",
 ]
 
-OVERLAP_KEY = "habitat_baselines.rl.ver.overlap_rollouts_and_learn"
+_RL_VER = "habitat_baselines.rl.ver"
+_VER_SYSTEM = "habitat_baselines.ver_system"
+OVERLAP_KEY = f"{_RL_VER}.overlap_rollouts_and_learn"
 
 
 @dataclass
@@ -54,8 +56,9 @@ class HabitatVerVERConfig(VERConfig):
     """Upstream's ``rl.ver`` with ``overlap_rollouts_and_learn`` widened to ``auto``
     (upstream types it a bool) and the `ver` trainer's inference batching."""
 
-    # True, False, or "auto" (on when learning took >= 25% of the last update
-    # and the run left >= 0.5 cores unused while its rollout was collected).
+    # True, False, or "auto" (on when learning took >= 25% of the last update,
+    # one learner thread beside the envs would still shorten it, and the run
+    # left >= 0.5 cores unused while its rollout was collected; auto_overlaps).
     overlap_rollouts_and_learn: Any = False
     # Inference waits for at least this fraction of the envs...
     min_batch_fraction: float = 0.25
@@ -90,10 +93,6 @@ class InferenceBatching(NamedTuple):
             for key in self.keys
             if key.startswith(_VER_SYSTEM)
         ]
-
-
-_RL_VER = "habitat_baselines.rl.ver"
-_VER_SYSTEM = "habitat_baselines.ver_system"
 
 
 def inference_batching(config: Any) -> InferenceBatching:
