@@ -81,10 +81,10 @@ UNNAMED_WORKERS = {"upstream_ver": process_cpu.OTHER_WORKERS}
 # Sample Factory's APPO (its own venv, --sf-python): not a variant of our config.
 SAMPLE_FACTORY = "sample_factory"
 
-# The furnished apartment make_hab_dataset writes (docs/HAB.md), for the mixed
-# PointNav workload (relative to the repository root).
+# A furnished apartment make_hab_dataset writes (docs/HAB.md: its first train
+# arrangement), for the mixed PointNav workload (relative to the repository root).
 HAB_SCENE_DATASET = "data/hab_ver/hab_ver.scene_dataset_config.json"
-HAB_APARTMENT = "data/hab_ver/scenes/hab_ver_apartment.scene_instance.json"
+HAB_APARTMENT = "data/hab_ver/scenes/hab_ver_v3_sc0_staging_00.scene_instance.json"
 MIXED_NAME = "mixed"
 MIXED_DATASET = [
     "--stage",

@@ -20,7 +20,8 @@ the session's setting.
 
 The session fixtures ``pointnav_data`` and ``hab_run_dir`` make their data with
 the documented commands themselves (``make_pointnav_dataset``,
-``make_hab_dataset``, with a small ``--episodes`` budget), once per session:
+``make_hab_dataset``, with a small ``--episodes`` and ``--arrangements`` budget),
+once per session:
 the tests that need the data and the test of those doc commands share the run.
 Registered for every test in tests/conftest.py (``pytest_plugins``).
 """
@@ -61,7 +62,12 @@ POINTNAV_DATA_BUDGET = (
 )
 HAB_DATA_COMMAND = "python -m habitat_ver.tools.make_hab_dataset --assets ../shared/habitat-data"
 HAB_TRAIN, HAB_VAL = 3, 2
-HAB_DATA_BUDGET = ("--episodes", str(HAB_TRAIN), str(HAB_VAL))
+# CI's set: one train and one val arrangement (the default, 8 and 4, takes
+# several times as long; docs/HAB.md).
+HAB_ARRANGEMENTS = (1, 1)
+HAB_DATA_BUDGET = ("--episodes", str(HAB_TRAIN), str(HAB_VAL)) + tuple(
+    ("--arrangements", *map(str, HAB_ARRANGEMENTS))
+)
 # Generous: HAB training and the data generators take minutes on 2 loaded cores.
 TIMEOUT_S = 1500
 

@@ -1,11 +1,17 @@
-"""HAB rearrangement data of our own: a furnished apartment and its episodes.
+"""HAB rearrangement data of our own: furnished apartments and their episodes.
 
 Writes, under ``--out`` (default ``data``, habitat's usual data folder)::
 
     replica_cad -> <assets>/replica_cad            (links, nothing copied)
     robots/hab_fetch -> <assets>/robots/hab_fetch
-    hab_ver/                                       our scene (habitat_ver.tools.hab_scene)
+    hab_ver/                                       our scenes (habitat_ver.tools.hab_scene)
     datasets/hab_ver/v1/{train,val}/<name>.json.gz episodes
+
+One scene per ReplicaCAD arrangement: the train episodes are on the train
+arrangements, the val episodes on the val ones (disjoint, as HAB's split:
+:data:`hab_scene.TRAIN_ARRANGEMENTS`, :data:`hab_scene.VAL_ARRANGEMENTS`;
+``--arrangements TRAIN VAL`` says how many of each).  Each file's episodes of
+a split are shared out evenly over the split's arrangements.
 
 The episodes are made by habitat-lab's own ``RearrangeEpisodeGenerator``, from
 habitat-lab's own generator configs (``habitat/datasets/rearrange/configs``)
@@ -22,7 +28,8 @@ The episode folder is written whole or not at all: every file goes into a
 temporary folder that replaces ``v1`` at the end, so a run killed midway (or a
 full disk) leaves the previous complete episodes, or none.
 
-The console shows one line per episode file (and the scene and navmesh);
+The console shows one line per scene (its furniture and floor) and per
+episode file;
 habitat-lab's generator log and habitat-sim's output go to
 ``<out>/make_hab_dataset.log``, named on the first line.
 """
@@ -34,7 +41,7 @@ import gzip
 import os
 import random
 import sys
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -51,7 +58,7 @@ SPLIT_SEEDS = {"train": 0, "val": 1}
 # Navigable indoor floor (m^2) below which a scene is refused: room for the
 # robot to reach more than one receptacle.
 MIN_FLOOR_AREA = 10.0
-# Calls of habitat-lab's generator per file before giving up on the count.
+# Calls of habitat-lab's generator per file and scene before giving up on the count.
 GENERATION_ROUNDS = 5
 # Where habitat-lab's and habitat-sim's output goes, under --out.
 LOG_FILE = "make_hab_dataset.log"
@@ -101,8 +108,9 @@ def episodes_dir(out: str) -> str:
     return os.path.join(out, EPISODES_SUBDIR)
 
 
-def generator_config(spec: DatasetSpec, scene_dir: str) -> Any:
-    """habitat-lab's generator config for ``spec``, on our scene and objects."""
+def generator_config(spec: DatasetSpec, scene_dir: str, scene: str) -> Any:
+    """habitat-lab's generator config for ``spec``, on our scenes and objects,
+    starting on ``scene`` (:func:`generate` moves it from scene to scene)."""
     import habitat.datasets.rearrange as rearrange
     from habitat.datasets.rearrange.run_episode_generator import get_config_defaults
     from omegaconf import OmegaConf
@@ -116,11 +124,11 @@ def generator_config(spec: DatasetSpec, scene_dir: str) -> Any:
         "scene_sets": [
             {
                 "name": "ours",
-                "included_substrings": [hab_scene.SCENE_NAME],
+                "included_substrings": [hab_scene.SCENE_PREFIX],
                 "excluded_substrings": [],
             }
         ],
-        "scene_sampler": {"type": "single", "params": {"scene": hab_scene.SCENE_NAME}},
+        "scene_sampler": {"type": "single", "params": {"scene": scene}},
         "object_sets": [
             {"name": "objects", "included_substrings": list(OBJECTS), "excluded_substrings": []}
         ],
@@ -177,23 +185,21 @@ def _generator_class(shared: Dict[str, Any]) -> Any:
 
     ``shared["sim"]`` holds the simulator the first instance makes; the later
     ones take it over, and it stays open when an instance ends (whoever made
-    ``shared`` closes it: :func:`shared_simulator`).
+    ``shared`` closes it).
     """
     from habitat.datasets.rearrange.rearrange_generator import RearrangeEpisodeGenerator
 
     class Generator(RearrangeEpisodeGenerator):
-        """habitat-lab's generator on a shared simulator, without its debug
-        visualizer unless asked for.
+        """habitat-lab's generator, changing scenes without reloading every asset,
+        and without its debug visualizer unless asked for.
 
-        habitat-lab makes a simulator per generator (one per episode file)
-        and closes it to change scenes (its ``__init__`` loads an empty one),
-        destroying every asset it loaded: ~20 s on 2 cores each time, most of
-        the tool's time.  Loading the next scene into the open simulator, as
-        it does to reload the same scene, keeps them; the episodes are the
-        same byte for byte.  Its target samplers are handed the visualizer
-        even when debug visualization is off, and render through it; with no
-        renderer (we create none) that aborts the process in habitat-sim's
-        framebuffer check.
+        To change scenes habitat-lab closes the simulator and destroys every
+        asset it loaded (ReplicaCAD's objects and furniture, ~25 s on 2 cores
+        per change, most of the generator's time); loading the next scene into
+        the open simulator, as it does to reload the same scene, keeps them.
+        Its target samplers are handed the visualizer even when debug
+        visualization is off, and render through it; with no renderer (we
+        create none) that aborts the process in habitat-sim's framebuffer check.
         """
 
         def initialize_sim(self, scene_name: str, dataset_path: str) -> None:
@@ -227,12 +233,14 @@ def shared_simulator() -> Iterator[Dict[str, Any]]:
 def generate(
     spec: DatasetSpec,
     scene_dir: str,
+    scenes: Dict[str, List[str]],
     counts: Dict[str, int],
     log: Any = print,
     shared: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, str]:
-    """The JSON text of ``spec``'s episodes per split (``counts[split]`` each),
-    from one habitat-lab generator, reseeded per split.
+    """The JSON text of ``spec``'s episodes per split: ``counts[split]`` each,
+    shared out evenly over ``scenes[split]``, from one habitat-lab generator,
+    reseeded per split.
 
     Args:
         shared: :func:`shared_simulator`'s holder, to use one simulator for
@@ -240,35 +248,62 @@ def generate(
     """
     if shared is None:
         with shared_simulator() as own:
-            return generate(spec, scene_dir, counts, log, own)
-    config = generator_config(spec, scene_dir)
+            return generate(spec, scene_dir, scenes, counts, log, own)
+    from habitat.datasets.rearrange.samplers.scene_sampler import SingleSceneSampler
+
+    first = next(iter(scenes.values()))[0]
+    config = generator_config(spec, scene_dir, first)
     total = sum(counts.values())
+    texts = {}
     generator = _generator_class(shared)
     with rigid_receptacles_navigable(), generator(cfg=config, num_episodes=total) as gen:
-        return {
-            split: _split_json(gen, spec.name, split, count, log) for split, count in counts.items()
-        }
+        for split, count in counts.items():
+            _seed(SPLIT_SEEDS[split])
+            episodes: List[Any] = []
+            dropped = 0
+            for scene, share in zip(scenes[split], shares(count, len(scenes[split]))):
+                # The generator loads the scene its sampler names for every episode.
+                gen._scene_sampler = SingleSceneSampler(scene)
+                made, lost = _scene_episodes(gen, share)
+                episodes += made
+                dropped += lost
+                if len(made) < share:
+                    raise GenerationError(
+                        f"habitat-lab's generator made {len(made)} of {share} {spec.name} "
+                        f"episodes for {split} on {scene} in {GENERATION_ROUNDS} rounds"
+                    )
+            log(
+                f"{spec.name} {split}: {len(episodes)} of {count} episodes on "
+                f"{len(scenes[split])} arrangement(s) ({dropped} dropped)"
+            )
+            texts[split] = _dataset_json(episodes)
+    return texts
 
 
-def _split_json(gen: Any, name: str, split: str, count: int, log: Any) -> str:
-    from habitat.datasets.rearrange.rearrange_dataset import RearrangeDatasetV0
+def shares(count: int, parts: int) -> List[int]:
+    """``count`` shared out over ``parts`` as evenly as can be, the first ones larger."""
+    return [count // parts + (i < count % parts) for i in range(parts)]
 
-    _seed(SPLIT_SEEDS[split])
-    dataset = RearrangeDatasetV0()
+
+def _scene_episodes(gen: Any, count: int) -> Tuple[List[Any], int]:
+    """Up to ``count`` episodes on the generator's scene, and how many were dropped."""
+    kept: List[Any] = []
     dropped = 0
     for _ in range(GENERATION_ROUNDS):
-        made = gen.generate_episodes(count - len(dataset.episodes))
-        kept = [episode for episode in made if stale_objects(episode) == []]
-        dropped += len(made) - len(kept)
-        dataset.episodes += kept
-        if len(dataset.episodes) == count:
+        made = gen.generate_episodes(count - len(kept))
+        good = [episode for episode in made if stale_objects(episode) == []]
+        dropped += len(made) - len(good)
+        kept += good
+        if len(kept) == count:
             break
-    log(f"{name} {split}: {len(dataset.episodes)} of {count} episodes ({dropped} dropped)")
-    if len(dataset.episodes) < count:
-        raise GenerationError(
-            f"habitat-lab's generator made {len(dataset.episodes)} of {count} {name} "
-            f"episodes for {split} in {GENERATION_ROUNDS} rounds"
-        )
+    return kept, dropped
+
+
+def _dataset_json(episodes: List[Any]) -> str:
+    from habitat.datasets.rearrange.rearrange_dataset import RearrangeDatasetV0
+
+    dataset = RearrangeDatasetV0()
+    dataset.episodes = episodes
     return dataset.to_json()
 
 
@@ -300,8 +335,8 @@ class NoFloorError(Exception):
     """The scene has too little navigable indoor floor for the robot."""
 
 
-def write_navmesh(scene_dir: str) -> float:
-    """Compute the scene's navmesh with the Fetch's settings and save it.
+def write_navmesh(scene_dir: str, scene: str) -> float:
+    """Compute a scene's navmesh with the Fetch's settings and save it.
 
     Returns:
         The area (m^2) of the largest indoor island, the floor habitat-lab's
@@ -316,7 +351,7 @@ def write_navmesh(scene_dir: str) -> float:
 
     backend = habitat_sim.SimulatorConfiguration()
     backend.scene_dataset_config_file = os.path.join(scene_dir, hab_scene.DATASET_CONFIG)
-    backend.scene_id = hab_scene.SCENE_NAME
+    backend.scene_id = scene
     backend.enable_physics = True
     backend.gpu_device_id = -1
     backend.create_renderer = False
@@ -334,16 +369,35 @@ def write_navmesh(scene_dir: str) -> float:
         if area < MIN_FLOOR_AREA:
             # No navmesh at all (nothing the Fetch fits on) is the same fault.
             raise NoFloorError(
-                f"the scene in {scene_dir} has {area:.1f} m^2 of navigable indoor floor "
-                f"(at least {MIN_FLOOR_AREA} needed): its stage has no floor under a "
+                f"the scene {scene} in {scene_dir} has {area:.1f} m^2 of navigable indoor "
+                f"floor (at least {MIN_FLOOR_AREA} needed): its stage has no floor under a "
                 "ceiling the Fetch fits on"
             )
-        path = os.path.join(scene_dir, "navmeshes", f"{hab_scene.SCENE_NAME}.navmesh")
+        path = os.path.join(scene_dir, "navmeshes", f"{scene}.navmesh")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = path + ".tmp"
         sim.pathfinder.save_nav_mesh(tmp)
         os.replace(tmp, path)
         return area
+
+
+def arrangements(
+    train: int = hab_scene.DEFAULT_TRAIN, val: int = hab_scene.DEFAULT_VAL
+) -> Dict[str, List[str]]:
+    """The first ``train`` train and ``val`` val arrangements, by split.
+
+    Raises:
+        ValueError: a count under 1 or over the arrangements there are.
+    """
+    chosen = {}
+    for split, count, pool in (
+        ("train", train, hab_scene.TRAIN_ARRANGEMENTS),
+        ("val", val, hab_scene.VAL_ARRANGEMENTS),
+    ):
+        if not 1 <= count <= len(pool):
+            raise ValueError(f"{count} {split} arrangements: between 1 and {len(pool)} can be made")
+        chosen[split] = list(pool[:count])
+    return chosen
 
 
 def make(
@@ -352,8 +406,9 @@ def make(
     names: Optional[Sequence[str]] = None,
     counts: Optional[Dict[str, int]] = None,
     log: Any = print,
+    splits: Optional[Dict[str, List[str]]] = None,
 ) -> List[str]:
-    """Scene, navmesh and episodes under ``out``; returns the episode files written.
+    """Scenes, navmeshes and episodes under ``out``; returns the episode files written.
 
     Args:
         assets: folder holding ``replica_cad/`` and ``robots/hab_fetch/``.
@@ -361,29 +416,61 @@ def make(
         names: the episode files to make (default: all of :data:`DATASETS`).
         counts: episodes per split for every file, e.g. ``{"train": 4, "val": 2}``
             (default: each file's own).
+        splits: the arrangements of each split (default: :func:`arrangements`).
     """
     from habitat_ver.compat.sim_api import bridge_sim_api
 
     check_assets(assets)
+    splits = splits or arrangements()
+    specs = [s for s in DATASETS if names is None or s.name in names]
+    for spec in specs:
+        check_counts(counts or spec.episodes, splits, spec.name)
     link_assets(assets, out)
     scene_dir = os.path.join(out, "hab_ver")
-    furniture = hab_scene.write_scene(scene_dir, os.path.join(out, "replica_cad"))
-    articulated = ", ".join(hab_scene.names(furniture["articulated_object_instances"]))
-    pieces = len(furniture["object_instances"])
-    log(f"scene: {scene_dir}: {articulated}, {pieces} pieces of furniture")
-    log(f"navmesh: {write_navmesh(scene_dir):.1f} m^2 of indoor floor")
+    replica_cad = os.path.join(out, "replica_cad")
+    scenes = {split: [hab_scene.scene_name(a) for a in chosen] for split, chosen in splits.items()}
+    built = [scene for chosen in scenes.values() for scene in chosen]
+    hab_scene.write_dataset_config(scene_dir, replica_cad, built)
+    for split, chosen in splits.items():
+        for arrangement in chosen:
+            plan = hab_scene.plan_from_navmesh(hab_scene.navmesh_path(replica_cad, arrangement))
+            furniture = hab_scene.write_scene(scene_dir, replica_cad, arrangement, plan)
+            scene = hab_scene.scene_name(arrangement)
+            articulated = ", ".join(hab_scene.names(furniture["articulated_object_instances"]))
+            pieces = len(furniture["object_instances"])
+            area = write_navmesh(scene_dir, scene)
+            log(
+                f"scene {scene} ({split}): {articulated}, {pieces} pieces of furniture, "
+                f"{area:.1f} m^2 of indoor floor"
+            )
     bridge_sim_api()
-    specs = [s for s in DATASETS if names is None or s.name in names]
     written = []
     with folder_written_whole(episodes_dir(out)) as tmp, shared_simulator() as shared:
         for spec in specs:
-            texts = generate(spec, scene_dir, counts or spec.episodes, log, shared)
+            texts = generate(spec, scene_dir, scenes, counts or spec.episodes, log, shared)
             for split, text in texts.items():
                 packed = gzip.compress(text.encode())
                 path = os.path.join(tmp, split, f"{spec.name}.json.gz")
                 write_atomically(path, functools.partial(_write_bytes, data=packed))
                 written.append(os.path.join(episodes_dir(out), split, f"{spec.name}.json.gz"))
+    # An earlier run's other scenes go once no episode names them.
+    hab_scene.remove_other_scenes(scene_dir, built)
     return written
+
+
+def check_counts(counts: Dict[str, int], splits: Dict[str, List[str]], name: str) -> None:
+    """Every arrangement of a split gets at least one episode of every file.
+
+    Raises:
+        ValueError: naming the file, the split and both counts.
+    """
+    for split, chosen in splits.items():
+        if counts[split] < len(chosen):
+            raise ValueError(
+                f"{counts[split]} {split} episodes of {name} for {len(chosen)} {split} "
+                f"arrangements: each arrangement needs at least one (raise --episodes or "
+                "lower --arrangements)"
+            )
 
 
 def _write_bytes(out: Any, data: bytes) -> None:
@@ -406,17 +493,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         nargs=2,
         type=int,
         metavar=("TRAIN", "VAL"),
-        help="episodes per file in the train and val splits (default: 20/10 per skill file, "
-        "10/10 per scenario file)",
+        help="episodes per file in the train and val splits, shared out over the split's "
+        "arrangements (default: 20/10 per skill file, 10/10 per scenario file)",
+    )
+    parser.add_argument(
+        "--arrangements",
+        nargs=2,
+        type=int,
+        default=(hab_scene.DEFAULT_TRAIN, hab_scene.DEFAULT_VAL),
+        metavar=("TRAIN", "VAL"),
+        help="how many ReplicaCAD arrangements to furnish for the train and val splits "
+        f"(default: {hab_scene.DEFAULT_TRAIN} {hab_scene.DEFAULT_VAL}; at most "
+        f"{len(hab_scene.TRAIN_ARRANGEMENTS)} {len(hab_scene.VAL_ARRANGEMENTS)})",
     )
     args = parser.parse_args(argv)
     counts = None if args.episodes is None else dict(zip(("train", "val"), args.episodes))
     if counts is not None and min(counts.values()) < 1:
         parser.error(f"--episodes {args.episodes[0]} {args.episodes[1]}: each must be >= 1")
     try:
+        splits = arrangements(*args.arrangements)
+        for spec in DATASETS:
+            if args.only is None or spec.name in args.only:
+                check_counts(counts or spec.episodes, splits, spec.name)
+    except ValueError as error:
+        parser.error(f"--arrangements {args.arrangements[0]} {args.arrangements[1]}: {error}")
+    try:
         check_assets(args.assets)  # before anything is written
         with output_to_log(log_path(args.out), COMMAND) as say:
-            files = make(args.assets, args.out, args.only, counts, log=say)
+            files = make(args.assets, args.out, args.only, counts, log=say, splits=splits)
     except (AssetsMissingError, NoFloorError) as error:
         print(f"{COMMAND}: error: {error}", file=sys.stderr)
         return 2

@@ -23,7 +23,7 @@ the mixed-scene benchmark does::
 
     python -m habitat_ver.tools.make_pointnav_dataset --stage simple_room.glb \
         --scene-dataset data/hab_ver/hab_ver.scene_dataset_config.json \
-        --stage data/hab_ver/scenes/hab_ver_apartment.scene_instance.json
+        --stage data/hab_ver/scenes/hab_ver_v3_sc0_staging_00.scene_instance.json
 
 Run from the repository root (the ``pointnav/*`` configs read ``data/``)::
 

@@ -427,3 +427,12 @@ def test_pool_cpu_charges_each_kind_what_its_processes_spent_between_snapshots()
     )
     assert pool_cpu._by_kind(before, after) == {"trainer": 0.5, "env_workers": 0.75}
     assert pool_cpu._median([3.0, 1.0, 2.0]) == 2.0
+
+
+def test_the_mixed_pointnav_workload_names_a_scene_make_hab_dataset_writes():
+    from habitat_ver.tools import hab_scene
+
+    trainer_sps = _load("trainer_sps")
+    first = hab_scene.scene_name(hab_scene.TRAIN_ARRANGEMENTS[0])
+    assert trainer_sps.HAB_APARTMENT == f"data/hab_ver/scenes/{first}.scene_instance.json"
+    assert trainer_sps.HAB_APARTMENT in trainer_sps.MIXED_DATASET

@@ -41,6 +41,7 @@ import torch
 from habitat_ver.config.compose import config_names, get_config
 from habitat_ver.config.hab_data import HabitatDataMissingError, check_hab_data
 from tests.user_folders import (
+    HAB_ARRANGEMENTS,
     HAB_DATA_BUDGET,
     HAB_DATA_COMMAND,
     HAB_TRAIN,
@@ -177,7 +178,9 @@ def hab_data_made(ran: Ran, folder: Path) -> None:
         assert len(files) == len(tool.DATASETS), files
         for path in files:
             assert len(json.loads(gzip.decompress(path.read_bytes()))["episodes"]) == count, path
-    assert (folder / "data" / "hab_ver").is_dir()
+    # One scene per arrangement asked for (train and val).
+    scenes = list((folder / "data" / "hab_ver" / "scenes").glob("*.scene_instance.json"))
+    assert len(scenes) == sum(HAB_ARRANGEMENTS), scenes
 
 
 def ver_policy_checkpoint(ran: Ran, folder: Path) -> None:

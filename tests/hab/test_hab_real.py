@@ -18,6 +18,7 @@ from habitat_ver.common import noise_filter
 from habitat_ver.tools import hab_scene
 from habitat_ver.tools import make_hab_dataset as tool
 from tests.sim.conftest import REPO, run_real
+from tests.user_folders import HAB_ARRANGEMENTS as ARRANGEMENTS
 from tests.user_folders import HAB_ASSETS as ASSETS
 from tests.user_folders import HAB_TRAIN as TRAIN
 from tests.user_folders import HAB_VAL as VAL
@@ -58,20 +59,31 @@ def _episodes(run_dir, split, name):
 def test_the_generated_data_is_complete_and_consistent(hab_run_dir):
     data = hab_run_dir / "data"
     scene = data / "hab_ver"
-    assert (scene / "navmeshes" / f"{hab_scene.SCENE_NAME}.navmesh").stat().st_size > 0
-    instance = json.loads(
-        (scene / "scenes" / f"{hab_scene.SCENE_NAME}.scene_instance.json").read_text()
+    splits = tool.arrangements(*ARRANGEMENTS)
+    scenes = {split: [hab_scene.scene_name(a) for a in chosen] for split, chosen in splits.items()}
+    built = scenes["train"] + scenes["val"]
+    assert not set(scenes["train"]) & set(scenes["val"])
+    # The scene dataset config lists every scene built, and only those.
+    dataset = json.loads((scene / hab_scene.DATASET_CONFIG).read_text())
+    assert sorted(dataset["navmesh_instances"]) == sorted(built)
+    assert sorted(p.name for p in (scene / "scenes").iterdir()) == sorted(
+        f"{name}.scene_instance.json" for name in built
     )
-    assert {"fridge", "kitchen_counter"} <= set(
-        hab_scene.names(instance["articulated_object_instances"])
-    )
-    assert "frl_apartment_table_01" in hab_scene.names(instance["object_instances"])
+    for name in built:
+        assert (scene / "navmeshes" / f"{name}.navmesh").stat().st_size > 0
+        instance = json.loads((scene / "scenes" / f"{name}.scene_instance.json").read_text())
+        assert {"fridge", "kitchen_counter"} <= set(
+            hab_scene.names(instance["articulated_object_instances"])
+        )
+        assert "frl_apartment_table_01" in hab_scene.names(instance["object_instances"])
     for spec in tool.DATASETS:
         for split, count in (("train", TRAIN), ("val", VAL)):
             episodes = _episodes(hab_run_dir, split, spec.name)
             assert len(episodes) == count, (spec.name, split)
+            # Every episode is on an arrangement of its split, every one of them used.
+            assert {e["scene_id"] for e in episodes} == set(scenes[split]), (spec.name, split)
             for episode in episodes:
-                assert episode["scene_id"] == hab_scene.SCENE_NAME
+                assert episode["scene_dataset_config"].endswith(hab_scene.DATASET_CONFIG)
                 names = [obj[0].split(".object_config.json")[0] for obj in episode["rigid_objs"]]
                 assert set(names) <= set(tool.OBJECTS)
                 # Every object the task names is one the episode adds.
@@ -80,11 +92,6 @@ def test_the_generated_data_is_complete_and_consistent(hab_run_dir):
     assert all(len(e["targets"]) == 5 for e in tidy)
     groceries = _episodes(hab_run_dir, "val", "prepare_groceries_10k_1k")
     assert all(len(e["targets"]) == 3 for e in groceries)
-    # Train and val are drawn with different seeds.
-    assert (
-        _episodes(hab_run_dir, "train", "rearrange_easy")[0]
-        != _episodes(hab_run_dir, "val", "rearrange_easy")[0]
-    )
 
 
 class _Episode:
@@ -163,21 +170,30 @@ def _assert_one_screen(console, out):
 
 
 def test_make_hab_dataset_says_what_it_made(hab_run_dir):
-    # One line per episode file, the scene, the navmesh, the log, the total;
+    # The log, one line per scene, one per episode file and split, the total;
     # 8,832 lines before (habitat-lab's generator log, habitat-sim's errors).
     lines = (hab_run_dir / "make_hab_dataset.stdout").read_text().splitlines()
     assert (hab_run_dir / "make_hab_dataset.stderr").read_text() == ""
     log = f"data/{tool.LOG_FILE}"
     assert lines[0] == f"{tool.COMMAND}: habitat-lab's and habitat-sim's output goes to {log}"
-    assert lines[1].startswith("scene: data/hab_ver: ") and lines[2].startswith("navmesh: ")
+    splits = tool.arrangements(*ARRANGEMENTS)
+    scenes = [
+        f"scene {hab_scene.scene_name(a)} ({split}): fridge, kitchen_counter"
+        for split, chosen in splits.items()
+        for a in chosen
+    ]
+    assert [line[: len(s)] for line, s in zip(lines[1:], scenes)] == scenes
+    for line in lines[1 : 1 + len(scenes)]:
+        assert re.search(r", [0-9.]+ m\^2 of indoor floor$", line), line
     files = [
-        f"{s.name} {split}: {n} of {n} episodes ("
+        f"{s.name} {split}: {n} of {n} episodes on {len(splits[split])} arrangement(s) ("
         for s in tool.DATASETS
         for split, n in (("train", TRAIN), ("val", VAL))
     ]
-    assert [line[: len(f)] for line, f in zip(lines[3:-1], files)] == files
+    after = lines[1 + len(scenes) : -1]
+    assert [line[: len(f)] for line, f in zip(after, files)] == files
     assert lines[-1] == f"{2 * len(tool.DATASETS)} episode files under data/{tool.EPISODES_SUBDIR}"
-    assert len(lines) == 4 + 2 * len(tool.DATASETS)
+    assert len(lines) == 2 + len(scenes) + 2 * len(tool.DATASETS)
     text = (hab_run_dir / log).read_text()
     assert "registration is aborted" in text and "Successfully sampled" in text
 
@@ -210,10 +226,11 @@ _STAGE = re.compile(r"Average episode pddl_stage_goals\.(stage_\S+)_success: ([0
 
 
 def test_a_scene_without_floor_room_is_refused_in_one_line(tmp_path):
-    # Two rooms of under 1 m^2: no room for the Fetch (0.3 m radius) to stand.
+    # A plan of under 1 m^2: no room for the Fetch (0.3 m radius) to stand.
     script = (
         "import sys; from habitat_ver.tools import hab_scene, make_hab_dataset as m; "
-        "hab_scene.ROOMS = ((0, 0, 0.5, 0.5), (0.15, 0.5, 0.5, 1.0)); hab_scene.DIVIDERS = (); "
+        "cells = frozenset({(0, 0), (1, 0), (0, 1), (1, 1), (1, 2)}); "
+        "hab_scene.plan_from_navmesh = lambda path: hab_scene.Plan((0.0, 0.0), 0.3, cells); "
         f"sys.exit(m.main(['--assets', {str(ASSETS)!r}, '--out', 'data']))"
     )
     if not (ASSETS / "replica_cad").is_dir():
@@ -223,7 +240,8 @@ def test_a_scene_without_floor_room_is_refused_in_one_line(tmp_path):
     assert run.returncode == 2, run.stderr[-3000:]
     assert len(errors) == 1, errors
     assert re.fullmatch(
-        rf"{re.escape(tool.COMMAND)}: error: the scene in data/hab_ver has [0-9.]+ m\^2 of "
+        rf"{re.escape(tool.COMMAND)}: error: the scene hab_ver_v3_sc0_staging_00 in "
+        r"data/hab_ver has [0-9.]+ m\^2 of "
         r"navigable indoor floor \(at least 10.0 needed\): .*",
         errors[0],
     ), errors

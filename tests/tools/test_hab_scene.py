@@ -51,17 +51,96 @@ def test_the_glb_file_holds_the_mesh_it_was_given():
     assert bin_length == 48 * 12 * 2 + 72 * 4 == document["buffers"][0]["byteLength"]
 
 
-def test_the_stage_has_floor_ceiling_and_walls_around_every_room():
-    boxes = hab_scene.stage_boxes()
-    # Per room a floor and a ceiling slab, then six outer walls and the divider.
-    assert len(boxes) == 2 * len(hab_scene.ROOMS) + 6 + len(hab_scene.DIVIDERS)
+# An L of cells: a 4 x 2 room and a 2 x 2 one above its right half.
+L_CELLS = frozenset([(i, j) for i in range(4) for j in range(2)] + [(2, 2), (3, 2), (2, 3), (3, 3)])
+L_PLAN = hab_scene.Plan((0.0, 0.0), 1.0, L_CELLS)
+
+
+def test_the_stage_has_floor_ceiling_and_walls_around_the_plan():
+    boxes = hab_scene.stage_boxes(L_PLAN)
     floors = [b for b in boxes if b[1][1] == hab_scene.FLOOR_Y]
     ceilings = [b for b in boxes if b[0][1] == hab_scene.CEILING_Y]
-    assert len(floors) == len(ceilings) == len(hab_scene.ROOMS)
-    assert hab_scene.inside_plan(1.0, 1.0) and hab_scene.inside_plan(2.0, 7.0)
-    # The corner of the L left out: beside the kitchen, behind the living room.
-    assert not hab_scene.inside_plan(-1.0, 6.0)
-    assert not hab_scene.inside_plan(5.0, 1.0)
+    # One slab per row run: rows 0 and 1 are x 0..4, rows 2 and 3 x 2..4.
+    assert sorted((b[0][0], b[0][2], b[1][0], b[1][2]) for b in floors) == [
+        (0.0, 0.0, 4.0, 1.0),
+        (0.0, 1.0, 4.0, 2.0),
+        (2.0, 2.0, 4.0, 3.0),
+        (2.0, 3.0, 4.0, 4.0),
+    ]
+    assert len(ceilings) == len(floors)
+    walls = [b for b in boxes if b not in floors and b not in ceilings]
+    assert len(walls) == 6  # an L has six sides
+    assert all(b[0][1] < hab_scene.FLOOR_Y and b[1][1] > hab_scene.CEILING_Y for b in walls)
+
+    # Every point just outside the floor's edge is in a wall, none inside it.
+    def in_wall(x, z):
+        return any(b[0][0] <= x <= b[1][0] and b[0][2] <= z <= b[1][2] for b in walls)
+
+    w = hab_scene.WALL / 2
+    for x, z in ((-w, 1.5), (2.5, 4 + w), (1.5, 2 + w), (2 - w, 3.0), (4 + w, 0.5), (0.5, -w)):
+        assert in_wall(x, z), (x, z)
+    assert not in_wall(1.0, 1.0) and not in_wall(3.0, 3.0)
+    assert L_PLAN.inside(1.0, 1.0) and L_PLAN.inside(3.0, 3.5) and L_PLAN.area == 12.0
+    # The corner of the L left out, and beyond its walls.
+    assert not L_PLAN.inside(1.0, 3.0) and not L_PLAN.inside(5.0, 1.0)
+    assert not L_PLAN.inside(3.98, 1.0)  # within the margin of a wall
+
+
+def test_the_plan_widens_the_walkable_area_fills_its_holes_and_keeps_its_largest_part():
+    walkable = [[False] * 10 for _ in range(8)]
+    for j in (2, 3, 4):  # a ring of walkable cells around a table at (4, 3)
+        for i in (3, 4, 5):
+            walkable[j][i] = (i, j) != (4, 3)
+    walkable[7][9] = True  # a speck far away, apart once widened
+    plan = hab_scene.plan_from_walkable(walkable, (-1.0, 2.0), 0.5, 0.5)
+    assert plan.origin == (-1.0, 2.0) and plan.cell == 0.5
+    # Widened by one cell (0.5 m): columns 2-6, rows 1-5, the hole filled.
+    assert plan.cells == frozenset((i, j) for i in range(2, 7) for j in range(1, 6))
+    assert (4, 3) in plan.cells and (9, 7) not in plan.cells
+
+
+def test_train_and_val_arrangements_are_hab_s_disjoint_splits():
+    train, val = hab_scene.TRAIN_ARRANGEMENTS, hab_scene.VAL_ARRANGEMENTS
+    assert not set(train) & set(val)
+    assert all(a.startswith(("v3_sc0_", "v3_sc1_", "v3_sc2_")) for a in train)
+    assert all(a.startswith("v3_sc3_") for a in val)
+    chosen = tool.arrangements()
+    assert len(chosen["train"]) == hab_scene.DEFAULT_TRAIN >= 8
+    assert len(chosen["val"]) == hab_scene.DEFAULT_VAL >= 3
+    assert chosen["train"][:3] == ["v3_sc0_staging_00", "v3_sc1_staging_00", "v3_sc2_staging_00"]
+    assert tool.arrangements(1, 2) == {
+        "train": ["v3_sc0_staging_00"],
+        "val": ["v3_sc3_staging_00", "v3_sc3_staging_01"],
+    }
+    with pytest.raises(ValueError, match=r"^0 train arrangements: between 1 and 63 can be made$"):
+        tool.arrangements(0, 1)
+    with pytest.raises(ValueError, match=r"^22 val arrangements: between 1 and 21 can be made$"):
+        tool.arrangements(1, 22)
+
+
+def test_episodes_are_shared_out_evenly_and_every_arrangement_gets_some():
+    assert tool.shares(10, 4) == [3, 3, 2, 2] and tool.shares(3, 3) == [1, 1, 1]
+    assert sum(tool.shares(20, 8)) == 20
+    splits = tool.arrangements(2, 3)
+    tool.check_counts({"train": 2, "val": 3}, splits, "pick")
+    with pytest.raises(ValueError, match=r"^2 val episodes of pick for 3 val arrangements: "):
+        tool.check_counts({"train": 2, "val": 2}, splits, "pick")
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--arrangements", "0", "1"], "--arrangements 0 1: 0 train arrangements: between 1"),
+        (["--arrangements", "2", "4", "--episodes", "3", "3"], "3 val episodes of"),
+    ],
+)
+def test_bad_arrangement_counts_are_one_usage_error(args, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as raised:
+        tool.main(["--assets", str(tmp_path), "--out", str(tmp_path / "data"), *args])
+    assert raised.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"{tool.COMMAND}: error: ") and message in err[-1]
+    assert not (tmp_path / "data").exists()
 
 
 def _object(folder, name, receptacle=False, mesh=True):
@@ -98,13 +177,18 @@ def replica_cad(tmp_path):
             {"template_name": "chestOfDrawers_01", "translation": [1, 0, 1]},
         ],
     }
-    path = root / "configs" / "scenes" / f"{hab_scene.SOURCE_LAYOUT}.scene_instance.json"
+    path = root / "configs" / "scenes" / f"{ARRANGEMENT}.scene_instance.json"
     path.write_text(json.dumps(layout))
     return root
 
 
+ARRANGEMENT = "v3_sc0_staging_00"
+# A plan of 0..2 x 0..5 m: the far table (9, 9) stands outside it.
+PLAN = hab_scene.Plan((0.0, 0.0), 1.0, frozenset((i, j) for i in range(2) for j in range(5)))
+
+
 def test_furniture_is_kept_where_its_assets_exist_and_it_fits_the_plan(replica_cad):
-    furniture = hab_scene.furnish(str(replica_cad))
+    furniture = hab_scene.furnish(str(replica_cad), ARRANGEMENT, PLAN)
     assert hab_scene.names(furniture["object_instances"]) == ["table"]
     assert furniture["object_instances"][0]["motion_type"] == "STATIC"
     assert hab_scene.names(furniture["articulated_object_instances"]) == ["fridge"]
@@ -113,17 +197,46 @@ def test_furniture_is_kept_where_its_assets_exist_and_it_fits_the_plan(replica_c
 
 def test_the_scene_files_point_into_replica_cad(replica_cad, tmp_path):
     scene_dir = tmp_path / "data" / "hab_ver"
-    hab_scene.write_scene(str(scene_dir), str(replica_cad))
+    scene = hab_scene.scene_name(ARRANGEMENT)
+    other = hab_scene.scene_name("v3_sc3_staging_00")
+    hab_scene.write_scene(str(scene_dir), str(replica_cad), ARRANGEMENT, PLAN)
+    hab_scene.write_dataset_config(str(scene_dir), str(replica_cad), [scene, other])
     dataset = json.loads((scene_dir / hab_scene.DATASET_CONFIG).read_text())
     objects = dataset["objects"]["paths"][".json"][0]
     assert (scene_dir / objects).resolve() == (replica_cad / "configs" / "objects").resolve()
-    instance = json.loads(
-        (scene_dir / "scenes" / f"{hab_scene.SCENE_NAME}.scene_instance.json").read_text()
+    assert sorted(dataset["navmesh_instances"]) == sorted([scene, other])
+    instance = json.loads((scene_dir / "scenes" / f"{scene}.scene_instance.json").read_text())
+    assert instance["stage_instance"]["template_name"] == scene
+    assert instance["navmesh_instance"] == scene
+    assert dataset["navmesh_instances"][scene] == f"navmeshes/{scene}.navmesh"
+    stage = scene_dir / "stages" / f"{scene}.glb"
+    assert stage.read_bytes() == glb.glb_bytes(hab_scene.stage_boxes(PLAN))
+
+
+def test_an_earlier_run_s_other_scenes_are_removed(replica_cad, tmp_path):
+    scene_dir = tmp_path / "hab_ver"
+    layouts = replica_cad / "configs" / "scenes"
+    (layouts / "v3_sc0_staging_01.scene_instance.json").write_text(
+        (layouts / f"{ARRANGEMENT}.scene_instance.json").read_text()
     )
-    assert instance["stage_instance"]["template_name"] == hab_scene.SCENE_NAME
-    assert instance["navmesh_instance"] in dataset["navmesh_instances"]
-    stage = scene_dir / "stages" / f"{hab_scene.SCENE_NAME}.glb"
-    assert stage.read_bytes() == glb.glb_bytes(hab_scene.stage_boxes())
+    for arrangement in (ARRANGEMENT, "v3_sc0_staging_01"):
+        hab_scene.write_scene(str(scene_dir), str(replica_cad), arrangement, PLAN)
+    (scene_dir / "navmeshes").mkdir()
+    (scene_dir / "navmeshes" / "hab_ver_v3_sc0_staging_01.navmesh").write_bytes(b"n")
+    keep = [hab_scene.scene_name(ARRANGEMENT)]
+    removed = hab_scene.remove_other_scenes(str(scene_dir), keep)
+    assert removed == [
+        "stages/hab_ver_v3_sc0_staging_01.glb",
+        "stages/hab_ver_v3_sc0_staging_01.stage_config.json",
+        "scenes/hab_ver_v3_sc0_staging_01.scene_instance.json",
+        "navmeshes/hab_ver_v3_sc0_staging_01.navmesh",
+    ]
+    left = sorted(p.name for p in scene_dir.rglob("*") if p.is_file())
+    assert left == [
+        "hab_ver_v3_sc0_staging_00.glb",
+        "hab_ver_v3_sc0_staging_00.scene_instance.json",
+        "hab_ver_v3_sc0_staging_00.stage_config.json",
+    ]
 
 
 def test_missing_assets_are_named_with_where_to_get_them(tmp_path):
@@ -195,10 +308,11 @@ def test_rigid_receptacles_are_checked_as_parent_link_minus_one(monkeypatch):
 
 def test_the_generator_config_is_habitats_on_our_scene_and_objects():
     spec = next(s for s in tool.DATASETS if s.name == "tidy_house_10k_1k")
-    config = tool.generator_config(spec, "data/hab_ver")
+    config = tool.generator_config(spec, "data/hab_ver", "hab_ver_v3_sc0_staging_00")
     assert config.dataset_path == f"data/hab_ver/{hab_scene.DATASET_CONFIG}"
     assert list(config.additional_object_paths) == []
-    assert config.scene_sampler.params.scene == hab_scene.SCENE_NAME
+    assert config.scene_sampler.params.scene == "hab_ver_v3_sc0_staging_00"
+    assert list(config.scene_sets[0].included_substrings) == [hab_scene.SCENE_PREFIX]
     assert list(config.object_sets[0].included_substrings) == list(tool.OBJECTS)
     assert [s.params.num_samples for s in config.object_samplers] == [[5, 5]]
     assert [s.params.num_samples for s in config.object_target_samplers] == [[5, 5]]
