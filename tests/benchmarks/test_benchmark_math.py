@@ -436,3 +436,31 @@ def test_the_mixed_pointnav_workload_names_a_scene_make_hab_dataset_writes():
     first = hab_scene.scene_name(hab_scene.TRAIN_ARRANGEMENTS[0])
     assert trainer_sps.HAB_APARTMENT == f"data/hab_ver/scenes/{first}.scene_instance.json"
     assert trainer_sps.HAB_APARTMENT in trainer_sps.MIXED_DATASET
+
+
+def test_the_arrangement_table_reports_each_step_time_against_the_fastest():
+    steps = _load("hab_arrangement_steps")
+    rows = [
+        dict(scene="a", split="train", steps_per_s=100.0, step_ms=10.0),
+        dict(scene="b", split="val", steps_per_s=40.0, step_ms=25.0),
+    ]
+    assert steps.spread(rows) == 2.5
+    table = steps.markdown(rows)
+    assert "| `b` | val | 40.0 | 25.00 | 2.50x |" in table
+    assert "| `a` | train | 100.0 | 10.00 | 1.00x |" in table
+    assert table.rstrip().endswith("Slowest over fastest step time: 2.50x")
+
+
+def test_the_arrangements_benchmarked_are_the_built_ones_in_split_order(tmp_path):
+    from habitat_ver.tools import hab_scene
+
+    steps = _load("hab_arrangement_steps")
+    built = [hab_scene.VAL_ARRANGEMENTS[0], *hab_scene.TRAIN_ARRANGEMENTS[:2]]
+    config = tmp_path / "c.json"
+    config.write_text(
+        json.dumps({"navmesh_instances": {hab_scene.scene_name(a): "x" for a in built}})
+    )
+    assert steps.arrangements(config) == {
+        "train": [hab_scene.scene_name(a) for a in hab_scene.TRAIN_ARRANGEMENTS[:2]],
+        "val": [hab_scene.scene_name(hab_scene.VAL_ARRANGEMENTS[0])],
+    }
