@@ -5,8 +5,11 @@ speeds; on HAB the speed differs with the scene (furniture to render and to
 collide with).  For every arrangement ``make_hab_dataset`` built (train and
 val), this steps one env of the pick workload (``trainer_sps.py --workloads
 pick``: ``rearrange/ver_pick`` with :data:`hab_pick_learning.PICK_ON_A_CPU`)
-on that arrangement alone, in its own worker answered at once with a fixed
-action (:func:`wait_bound.env_ceiling`: no policy, no learning), and reports
+on that arrangement alone, in its own worker answered at once with the zero
+action (:func:`wait_bound.env_ceiling`: no policy, no learning; the robot
+stands still, so every scene does the same work: a sampled action made the
+same scene's step time differ by up to 1.8x between runs, with where the
+robot drove and what its arm hit), and reports
 its steps/s, the step time and the ratio of the slowest arrangement's step
 time to the fastest's.  JSON and markdown go to ``benchmarks/results/``.
 
@@ -86,7 +89,9 @@ def main(argv: List[str]) -> int:
                 f"habitat.dataset.split={split}",
                 f"habitat.dataset.content_scenes=[{scene}]",
             ]
-            ceiling = wait_bound.env_ceiling(hab_pick_learning.CONFIG, overrides, args.seconds)
+            ceiling = wait_bound.env_ceiling(
+                hab_pick_learning.CONFIG, overrides, args.seconds, zero_action=True
+            )
             sps = ceiling["steps_per_s"]
             rows.append(dict(scene=scene, split=split, steps_per_s=sps, step_ms=1000.0 / sps))
             print(f"{scene} ({split}): {sps:.1f} steps/s", flush=True)

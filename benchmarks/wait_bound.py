@@ -95,7 +95,11 @@ def measured_limit(straggler: Any, num_envs: int, seconds: float) -> Dict[str, f
 
 
 def env_ceiling(
-    config: str, overrides: List[str], seconds: float, with_inference: bool = False
+    config: str,
+    overrides: List[str],
+    seconds: float,
+    with_inference: bool = False,
+    zero_action: bool = False,
 ) -> Dict[str, float]:
     """Steps/s of the workload's own envs, each in its :class:`PerEnvPool`
     worker, answered at once with a fixed action (no policy, no storage).
@@ -103,7 +107,9 @@ def env_ceiling(
     With ``with_inference`` each ready batch is answered by the config's
     policy instead (one torch thread, as the trainers run on the CPU; no
     storage, no statistics): the *inference ceiling*, what a collector whose
-    only work is inference would reach.  Counted over ``seconds`` after one
+    only work is inference would reach.  The fixed action is one sample of
+    the action space, or with ``zero_action`` all zeros (the robot stands
+    still: the same work on every scene).  Counted over ``seconds`` after one
     second of stepping (start-up excluded).
 
     Returns:
@@ -120,7 +126,10 @@ def env_ceiling(
     torch.set_num_threads(1)
     try:
         with PerEnvPool([make for _, make in env_builders(cfg)]) as pool:
-            answer = _inference(cfg, pool) if with_inference else _fixed_action(pool)
+            if with_inference:
+                answer = _inference(cfg, pool)
+            else:
+                answer = _fixed_action(pool, zero_action)
             pool.reset()
             answer(torch.arange(pool.num_envs), True)
             steps, batches, start = 0, 0, None
@@ -139,10 +148,12 @@ def env_ceiling(
     return dict(steps_per_s=steps / wall, seconds=wall, envs_per_batch=steps / max(batches, 1))
 
 
-def _fixed_action(pool: Any) -> Any:
+def _fixed_action(pool: Any, zero: bool = False) -> Any:
     import torch
 
     action = torch.as_tensor(pool.action_space.sample()).view(1, -1)
+    if zero:
+        action = torch.zeros_like(action)
 
     def answer(ids: Any, first: bool) -> None:
         pool.send_actions(ids, action.repeat(len(ids), 1))
