@@ -211,6 +211,25 @@ def oracle_solved(scenario: str) -> Check:
     return check
 
 
+def learned_pick_evaluated(ran: Ran, folder: Path) -> None:
+    """Every stage reported, and no later stage above holding the first object:
+    place and navigation are the oracle's, so nothing succeeds past a failed pick."""
+    log = (folder / "outputs" / "hab" / "tidy_house_learned_pick" / "eval.log").read_text()
+    stages = dict(re.findall(r"pddl_stage_goals\.stage_(\S+)_success: ([0-9.]+)", log))
+    success = _SUCCESS.findall(log)
+    assert len(stages) == 9 and success, log[-3000:]
+    assert all(float(v) <= float(stages["0_5"]) for v in stages.values()), stages
+    assert float(success[-1]) <= float(stages["0_5"]), (success, stages)
+
+
+def pick_trained(path: Path, request: pytest.FixtureRequest) -> None:
+    """The documented ver_pick run's checkpoint (the learned pick's default path)."""
+    if not (path / "outputs" / "rearrange" / "ver_pick" / "checkpoints" / "latest.pth").exists():
+        folder = request.getfixturevalue("user_folders").get("hab")
+        ran = folder.run(VER_PICK_COMMAND, ONE_UPDATE, sim=True)
+        assert ran.returncode == 0, ran.tail()
+
+
 def report_written(runs: int) -> Check:
     """stage_success.md with one row per ``--run``, its full-task column the
     log's pddl_success in percent; a non-empty stage_success.png."""
@@ -286,6 +305,9 @@ def not_in_our_tree(command: str) -> None:
 # ---- the table ----------------------------------------------------------------------------
 
 ONE_UPDATE = ("habitat_baselines.num_updates=1", "habitat_baselines.total_num_steps=-1")
+VER_PICK_COMMAND = (
+    "python -m habitat_baselines.run --config-name=rearrange/ver_pick hab_data=generated"
+)
 EPISODES_2 = ("habitat_baselines.test_episode_count=2",)
 NETWORK = "needs the network (GitHub, PyPI, HAB's hub): our machines reach none of them"
 CONDA = (
@@ -424,7 +446,7 @@ TABLE: Dict[str, Row] = {
     ),
     # README.md, docs/HAB.md: HAB skills and TP-SRL
     HAB_DATA_COMMAND: Run(HAB_DATA_BUDGET, hab_data_made, "hab", needs=("hab_run_dir",), sim=True),
-    "python -m habitat_baselines.run --config-name=rearrange/ver_pick hab_data=generated": Run(
+    VER_PICK_COMMAND: Run(
         ONE_UPDATE,
         trained("rearrange/ver_pick", more=ver_policy_checkpoint),
         "hab",
@@ -436,6 +458,15 @@ TABLE: Dict[str, Row] = {
         oracle_solved("tidy_house"),
         "hab",
         needs=("hab_run_dir",),
+        sim=True,
+    ),
+    "python -m habitat_baselines.run --config-name=hab/tidy_house_learned_pick "
+    "hab_data=generated": Run(
+        ("habitat_baselines.test_episode_count=1",),
+        learned_pick_evaluated,
+        "hab",
+        needs=("hab_run_dir",),
+        prepare=pick_trained,
         sim=True,
     ),
     **{

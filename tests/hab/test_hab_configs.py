@@ -11,7 +11,7 @@ from habitat_ver.config.hab_validate import (
     check_registered,
     observation_space_of,
 )
-from habitat_ver.skills.eval_check import check_hab_eval
+from habitat_ver.skills.eval_check import check_hab_eval, loaded_skills
 
 SKILLS = ["pick", "place", "nav_to_obj", "open_fridge", "close_fridge", "open_cab", "close_cab"]
 SCENARIOS = ["tidy_house", "prepare_groceries", "set_table"]
@@ -83,6 +83,17 @@ def test_hab_config_validates_and_loads_the_skills_its_plan_needs(name):
     assert set(checked) == expected
     assert "pddl_stage_goals" in config.habitat.task.measurements
     assert f"outputs/{name}/" in config.habitat_baselines.log_file
+
+
+def test_the_learned_pick_config_loads_the_pick_alone_with_the_oracle_elsewhere():
+    config = get_config("hab/tidy_house_learned_pick")
+    skills = loaded_skills(config)
+    # The one learned skill (ours, from a checkpoint) is pick.
+    assert {k for k, s in skills.items() if s.skill_name.startswith("VER")} == {"pick"}
+    assert skills["pick"].skill_name == "VERPickSkill" and not skills["pick"].apply_postconds
+    assert skills["nav_to_obj"].skill_name == "OracleNavPolicy"
+    assert skills["place"].skill_name == "NoopSkillPolicy" and skills["place"].apply_postconds
+    assert "outputs/hab/tidy_house_learned_pick/" in config.habitat_baselines.log_file
 
 
 # (config, overrides, checker, the error's expected words)
