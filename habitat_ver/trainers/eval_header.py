@@ -35,6 +35,11 @@ def planned_episodes(config: Any, episodes_per_env: Sequence[Optional[int]]) -> 
     return wanted * int(baselines.eval.evals_per_ep)
 
 
+# What the line names when the policy loads no checkpoint of its own (the
+# ``hab/*`` evaluations: the hierarchical policy loads each skill's).
+NO_CHECKPOINT = "the config's policy (no checkpoint)"
+
+
 def header_line(checkpoint: str, episodes: int) -> str:
     """The line :data:`HEADER` matches."""
-    return f"habitat_ver: evaluating {checkpoint} on {episodes} episode(s)"
+    return f"habitat_ver: evaluating {checkpoint or NO_CHECKPOINT} on {episodes} episode(s)"

@@ -10,7 +10,7 @@ from habitat_ver.tools.hab_stage_report import (
     split_run_name,
     stage_name,
 )
-from habitat_ver.trainers.eval_header import header_line, planned_episodes
+from habitat_ver.trainers.eval_header import HEADER, header_line, planned_episodes
 
 # One evaluation, opened by our trainers' header line; an earlier run's
 # training lines before it are not an evaluation.
@@ -156,3 +156,12 @@ class _Config:
 )
 def test_the_episode_count_follows_upstreams_rule(count, per_env, evals, expected):
     assert planned_episodes(_Config(count, evals), per_env) == expected
+
+
+def test_an_evaluation_without_a_checkpoint_says_so_in_its_header():
+    # hab/* evaluations load their skills' checkpoints, none of their own: the
+    # line read "evaluating  on 4 episode(s)".
+    line = header_line("", 4)
+    assert line == "habitat_ver: evaluating the config's policy (no checkpoint) on 4 episode(s)"
+    match = HEADER.search(line)
+    assert match and match["episodes"] == "4"
