@@ -43,6 +43,7 @@ FIXED_POLICY = "habitat_baselines.rl.hrl.hl.fixed_policy.FixedHighLevelPolicy"
 SENSOR = "habitat.core.simulator.Sensor"
 REARRANGE_SIM = "habitat.tasks.rearrange.rearrange_sim.RearrangeSim"
 EPISODE_GENERATOR = "habitat.datasets.rearrange.rearrange_generator.RearrangeEpisodeGenerator"
+ORACLE_NAV = "habitat.tasks.rearrange.actions.oracle_nav_action.OracleNavAction"
 
 
 class UpstreamName(NamedTuple):
@@ -128,7 +129,15 @@ UPSTREAM_PRIVATE: Tuple[UpstreamName, ...] = (
     UpstreamName(SENSOR, "_get_sensor_type", "hook", "skills/geodesic"),
     UpstreamName(SENSOR, "_get_observation_space", "hook", "skills/geodesic"),
     UpstreamName(REARRANGE_SIM, "_recompute_navmesh", "hook", "sims/rearrange_sim"),
+    # habitat-lab's oracle navigation: where it drives for a target.
+    UpstreamName(ORACLE_NAV, "_get_target_for_idx", "hook", "sims/oracle_nav"),
+    UpstreamName(ORACLE_NAV, "_targets", "state", "sims/oracle_nav"),
+    UpstreamName(ORACLE_NAV, "_poss_entities", "state", "sims/oracle_nav"),
+    UpstreamName(ORACLE_NAV, "_task", "state", "sims/oracle_nav"),
+    UpstreamName(ORACLE_NAV, "_config", "state", "sims/oracle_nav"),
+    UpstreamName(ORACLE_NAV, "_sim", "state", "sims/oracle_nav"),
     UpstreamName(EPISODE_GENERATOR, "_render_debug_obs", "state", "tools/make_hab_dataset"),
+    UpstreamName(EPISODE_GENERATOR, "_scene_sampler", "state", "tools/make_hab_dataset"),
 )
 
 

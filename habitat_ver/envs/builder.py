@@ -73,14 +73,19 @@ def _with_gym_id(config: Any, gym_id: str) -> Any:
     return config
 
 
-def register_our_simulator(config: Any) -> None:
-    """Import our simulator class when the config names it (its import needs
-    the real habitat-sim, so it is not part of ``import habitat_ver``)."""
-    from habitat_ver.sims import SIM_MODULES
+def register_our_habitat_classes(config: Any) -> None:
+    """Import our simulator and task action classes the config names (their
+    imports need the real habitat-sim, so they are not part of ``import
+    habitat_ver``)."""
+    from habitat_ver.sims import ACTION_MODULES, SIM_MODULES
 
-    module = SIM_MODULES.get(OmegaConf.select(config, "habitat.simulator.type", default=""))
-    if module is not None:
-        importlib.import_module(module)
+    names = [OmegaConf.select(config, "habitat.simulator.type", default="")]
+    actions = OmegaConf.select(config, "habitat.task.actions", default=None) or {}
+    names += [action.get("type", "") for action in actions.values()]
+    for name in names:
+        module = SIM_MODULES.get(name) or ACTION_MODULES.get(name)
+        if module is not None:
+            importlib.import_module(module)
 
 
 def build_env(config: Any, env_index: int) -> Any:
@@ -101,7 +106,7 @@ def build_env(config: Any, env_index: int) -> Any:
     """
     if config.habitat.env_task != GYM_ENV_TASK:
         bridge_sim_api()
-        register_our_simulator(config)
+        register_our_habitat_classes(config)
         return make_gym_from_config(config)
     embedded = section_or_default(config, "embedded_env", EmbeddedEnvConfig)
     gym_id = scenario_for(config, env_index)
