@@ -105,12 +105,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         arrangements=rows,
         spread=spread(rows),
     )
+    from habitat_ver.common.atomic import write_atomically
+
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    for path, text in ((".json", json.dumps(report, indent=2) + "\n"), (".md", markdown(rows))):
-        partial = out.with_suffix(path + ".tmp")
-        partial.write_text(text)
-        os.replace(partial, out.with_suffix(path))  # a reader never sees half a file
+    for suffix, text in ((".json", json.dumps(report, indent=2) + "\n"), (".md", markdown(rows))):
+        data = text.encode()
+        write_atomically(str(out.with_suffix(suffix)), lambda f, data=data: f.write(data))
     print(markdown(rows))
     return 0
 
