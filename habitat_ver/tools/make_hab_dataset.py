@@ -26,7 +26,14 @@ copy.  The file names are those of HAB's ``rearrange_dataset_v2``, so the
 
 The episode folder is written whole or not at all: every file goes into a
 temporary folder that replaces ``v1`` at the end, so a run killed midway (or a
-full disk) leaves the previous complete episodes, or none.
+full disk) leaves the previous complete episodes, or none.  With ``--only``,
+the other files already there are carried into the new folder unchanged (a
+file on a scene not made by this run, another ``--arrangements``, is dropped
+with a line saying so)::
+
+    # 200 train and 50 val pick episodes, the other files kept
+    python -m habitat_ver.tools.make_hab_dataset --assets ../shared/habitat-data \
+        --only rearrange_easy --episodes 200 50
 
 The console shows one line per scene (its furniture and floor) and per
 episode file;
@@ -38,6 +45,7 @@ import argparse
 import contextlib
 import functools
 import gzip
+import json
 import os
 import random
 import sys
@@ -446,6 +454,12 @@ def make(
     bridge_sim_api()
     written = []
     with folder_written_whole(episodes_dir(out)) as tmp, shared_simulator() as shared:
+        # The folder is replaced whole: the files not made now (``--only``) are
+        # carried into it, those whose scenes are still built.
+        for split, name, data in _other_files(episodes_dir(out), specs, built, log):
+            write_atomically(
+                os.path.join(tmp, split, name), functools.partial(_write_bytes, data=data)
+            )
         for spec in specs:
             texts = generate(spec, scene_dir, scenes, counts or spec.episodes, log, shared)
             for split, text in texts.items():
@@ -456,6 +470,38 @@ def make(
     # An earlier run's other scenes go once no episode names them.
     hab_scene.remove_other_scenes(scene_dir, built)
     return written
+
+
+def _other_files(
+    folder: str, specs: Sequence[DatasetSpec], scenes: Sequence[str], log: Any
+) -> List[Tuple[str, str, bytes]]:
+    """``(split, file name, bytes)`` of the episode files in ``folder`` that
+    ``specs`` do not make and whose episodes are all on ``scenes``; a file on
+    another scene is dropped and said (its scene's files are removed)."""
+    made = {f"{spec.name}.json.gz" for spec in specs}
+    kept = []
+    for split in ("train", "val"):
+        split_dir = os.path.join(folder, split)
+        names = sorted(os.listdir(split_dir)) if os.path.isdir(split_dir) else []
+        for name in names:
+            if name in made or not name.endswith(".json.gz"):
+                continue
+            with open(os.path.join(split_dir, name), "rb") as f:
+                data = f.read()
+            try:
+                on = {e["scene_id"] for e in json.loads(gzip.decompress(data))["episodes"]}
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                log(f"dropped {split}/{name}: unreadable ({error})")
+                continue
+            if on - set(scenes):
+                log(
+                    f"dropped {split}/{name}: its episodes are on "
+                    f"{', '.join(sorted(on - set(scenes)))}, not made now (remake it with "
+                    "these --arrangements)"
+                )
+                continue
+            kept.append((split, name, data))
+    return kept
 
 
 def check_counts(counts: Dict[str, int], splits: Dict[str, List[str]], name: str) -> None:

@@ -2,6 +2,7 @@
 furniture chosen from a layout, the generator config and the dataset guards.
 (tests/hab/test_hab_real.py loads them into habitat-sim.)"""
 
+import gzip
 import json
 import struct
 import types
@@ -318,3 +319,32 @@ def test_the_generator_config_is_habitats_on_our_scene_and_objects():
     assert [s.params.num_samples for s in config.object_target_samplers] == [[5, 5]]
     # habitat-lab's own markers (the drawers' and fridge's handles) are kept.
     assert "fridge_push_point" in [m.name for m in config.markers]
+
+
+def _episode_file(path, scenes):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    episodes = [{"episode_id": str(i), "scene_id": scene} for i, scene in enumerate(scenes)]
+    path.write_bytes(gzip.compress(json.dumps({"episodes": episodes}).encode()))
+    return path.read_bytes()
+
+
+def test_only_carries_the_other_episode_files_whose_scenes_are_still_made(tmp_path):
+    # make_hab_dataset --only rearrange_easy replaces the episode folder whole:
+    # before this, it dropped every other file (the scenario files among them).
+    made_now = next(s for s in tool.DATASETS if s.name == "rearrange_easy")
+    remade = _episode_file(tmp_path / "val" / "rearrange_easy.json.gz", ["hab_ver_a"])
+    tidy_train = _episode_file(tmp_path / "train" / "tidy.json.gz", ["hab_ver_a", "hab_ver_b"])
+    tidy_val = _episode_file(tmp_path / "val" / "tidy.json.gz", ["hab_ver_b"])
+    _episode_file(tmp_path / "val" / "old.json.gz", ["hab_ver_b", "hab_ver_gone"])
+    (tmp_path / "val" / "broken.json.gz").write_bytes(b"not gzip")
+    said = []
+
+    kept = tool._other_files(str(tmp_path), [made_now], ["hab_ver_a", "hab_ver_b"], said.append)
+
+    assert kept == [("train", "tidy.json.gz", tidy_train), ("val", "tidy.json.gz", tidy_val)]
+    assert remade not in [data for _, _, data in kept]
+    assert len(said) == 2
+    assert said[0].startswith("dropped val/broken.json.gz: unreadable")
+    assert said[1].startswith("dropped val/old.json.gz: its episodes are on hab_ver_gone,")
+    # A folder not made yet carries nothing.
+    assert tool._other_files(str(tmp_path / "absent"), [made_now], ["hab_ver_a"], said.append) == []
