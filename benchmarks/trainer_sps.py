@@ -31,6 +31,8 @@ atomically after every system, and a plot next to it (``--out``).
 """
 
 import argparse
+import gzip
+import json
 import os
 import platform
 import signal
@@ -40,7 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 # The benchmarks folder is not a package: its sibling modules are found by path.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -153,8 +155,13 @@ def ensure_pointnav_dataset(
         name: the dataset's folder under ``datasets/pointnav`` (its ``--name``).
     """
     train = root / "datasets/pointnav" / name / "v1/train/train.json.gz"
+    wanted = {Path(stage).name for flag, stage in zip(options, options[1:]) if flag == "--stage"}
     if train.exists():
-        return
+        made_on = dataset_stages(train)
+        if not wanted or made_on == wanted:
+            return
+        # e.g. the mixed dataset of an apartment make_hab_dataset no longer writes
+        print(f"{train} is on {sorted(made_on)}, not {sorted(wanted)}: made again", flush=True)
     print(f"generating {train} ...", flush=True)
     cmd = [sys.executable, "-m", "habitat_ver.tools.make_pointnav_dataset", "--out", str(root)]
     cmd += ["--name", name]
@@ -166,6 +173,12 @@ def ensure_pointnav_dataset(
     )
     if done.returncode != 0:
         sys.exit(f"dataset generation failed: {done.stderr.strip().splitlines()[-1:]}")
+
+
+def dataset_stages(episodes: Path) -> Set[str]:
+    """The file names of the scenes a PointNav episode file's episodes are on."""
+    with gzip.open(episodes, "rt") as f:
+        return {Path(e["scene_id"]).name for e in json.load(f)["episodes"]}
 
 
 def settings_overrides(args: argparse.Namespace) -> List[str]:

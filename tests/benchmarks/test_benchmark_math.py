@@ -4,6 +4,7 @@ mean of seed curves, on hand-computed values.  (The scripts themselves are
 benchmarks, never run here.)"""
 
 import argparse
+import gzip
 import importlib.util
 import json
 import math
@@ -436,6 +437,43 @@ def test_the_mixed_pointnav_workload_names_a_scene_make_hab_dataset_writes():
     first = hab_scene.scene_name(hab_scene.TRAIN_ARRANGEMENTS[0])
     assert trainer_sps.HAB_APARTMENT == f"data/hab_ver/scenes/{first}.scene_instance.json"
     assert trainer_sps.HAB_APARTMENT in trainer_sps.MIXED_DATASET
+
+
+def test_a_mixed_pointnav_dataset_on_other_scenes_is_made_again(tmp_path, monkeypatch):
+    # The mixed dataset written on the single apartment of before issue 39 named
+    # a scene make_hab_dataset no longer writes; it was kept because it existed.
+    trainer_sps = _load("trainer_sps")
+    train = tmp_path / "datasets/pointnav/mixed/v1/train/train.json.gz"
+    train.parent.mkdir(parents=True)
+
+    def write(*scenes):
+        episodes = [{"scene_id": scene} for scene in scenes]
+        train.write_bytes(gzip.compress(json.dumps({"episodes": episodes}).encode()))
+
+    calls = []
+
+    def generator(cmd, **kwargs):
+        calls.append(cmd)
+        return argparse.Namespace(returncode=0)
+
+    def ensure():
+        trainer_sps.ensure_pointnav_dataset(
+            None, root=tmp_path, options=trainer_sps.MIXED_DATASET, name="mixed"
+        )
+
+    monkeypatch.setattr(trainer_sps.subprocess, "run", generator)
+    write("habitat_ver/simple_room.glb", "../hab_ver/scenes/hab_ver_apartment.scene_instance.json")
+    ensure()
+    assert len(calls) == 1 and calls[0][-len(trainer_sps.MIXED_DATASET) :] == list(
+        trainer_sps.MIXED_DATASET
+    )
+    write("habitat_ver/simple_room.glb", "../" + trainer_sps.HAB_APARTMENT.split("/", 1)[1])
+    assert trainer_sps.dataset_stages(train) == {
+        "simple_room.glb",
+        Path(trainer_sps.HAB_APARTMENT).name,
+    }
+    ensure()
+    assert len(calls) == 1  # on the scenes asked for: kept
 
 
 def test_the_arrangement_table_reports_each_step_time_against_the_fastest():
