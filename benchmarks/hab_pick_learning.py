@@ -21,6 +21,8 @@ Needs the generated HAB data (``python -m habitat_ver.tools.make_hab_dataset``).
     .venv/bin/python benchmarks/hab_pick_learning.py --minutes 20 --episodes 10
     # evaluate a run stopped by hand (its last checkpoint in WORK/ckpt)
     .venv/bin/python benchmarks/hab_pick_learning.py --evaluate-only --work WORK
+    # train the run in WORK 30 minutes more (from its resume state), then evaluate
+    .venv/bin/python benchmarks/hab_pick_learning.py --minutes 30 --resume --work WORK
 
 Only checkpoints count: a run stopped at its budget keeps the weights of its
 last checkpoint (every ``--checkpoint-interval`` updates), not of its last update.
@@ -37,7 +39,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -105,15 +107,26 @@ def run(
     return {"cmd": cmd, "rc": rc, "stopped_at_budget": stopped, "wall_s": time.time() - start}
 
 
-def training_cpu(work: Path, sampler: process_cpu.ProcessSampler) -> Dict:
+def training_cpu(tb: Path, log: Path, sampler: process_cpu.ProcessSampler) -> Dict:
     """CPU per env step by kind of process over the training's steady window
-    (read from its TensorBoard events and log), or ``{"error": why}``."""
+    (read from its TensorBoard events ``tb`` and ``log``), or ``{"error": why}``."""
     try:
-        series = run_logs.read_run(str(work / "tb"), (work / "train.log").read_text())
-        start, end, steps = run_logs.summarize(series)["steady_window"]
+        series = run_logs.read_run(str(tb), log.read_text())
+        if not sampler.snapshots:
+            raise ValueError("no CPU snapshots")
+        start, end, steps = sampled_window(series, sampler.snapshots[-1].wall)
         return process_cpu.window_costs(sampler.snapshots, start, end, steps)
-    except (OSError, ValueError) as error:
+    except (OSError, KeyError, ValueError) as error:
         return {"error": str(error)}
+
+
+def sampled_window(series: run_logs.Series, last_sample: float) -> Tuple[float, float, float]:
+    """``(start, end, steps)`` of the steady window over the updates logged by
+    ``last_sample`` (wall time): a run stopped at its budget logs its last
+    update while it shuts down, after the sampler's last reading."""
+    points = [(wall, step) for step, _, wall in series["sps"][1] if wall <= last_sample]
+    (t0, s0), (t1, s1) = run_logs.steady_window(points)
+    return t0, t1, s1 - s0
 
 
 def averages(text: str) -> Dict[str, float]:
@@ -184,6 +197,12 @@ def main() -> None:
     budget.add_argument(
         "--evaluate-only", action="store_true", help="evaluate the run already in --work"
     )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="train the run in --work further, from its resume state (its own TensorBoard "
+        "folder and log: tb_resumed_<n>, train_resumed_<n>.log)",
+    )
     parser.add_argument("--episodes", type=int, default=20, help="val episodes per evaluation")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
@@ -196,8 +215,17 @@ def main() -> None:
 
     args.work.mkdir(parents=True, exist_ok=True)
     ckpt_dir = args.work / "ckpt"
-    if not args.evaluate_only and ckpt_dir.exists() and any(ckpt_dir.iterdir()):
-        sys.exit(f"{ckpt_dir} is not empty: pass another --work")
+    if args.resume and args.evaluate_only:
+        parser.error("--resume trains further: give --minutes or --steps, not --evaluate-only")
+    has_checkpoints = ckpt_dir.exists() and any(ckpt_dir.iterdir())
+    if args.resume and not has_checkpoints:
+        sys.exit(f"--resume: {ckpt_dir} holds no run to resume")
+    if not args.evaluate_only and not args.resume and has_checkpoints:
+        sys.exit(f"{ckpt_dir} is not empty: pass another --work, or --resume to train it further")
+    # A resumed session logs beside the earlier ones: tb, then tb_resumed_1, ...
+    session = len(list(args.work.glob("tb_resumed_*"))) + 1 if args.resume else 0
+    tb = args.work / (f"tb_resumed_{session}" if session else "tb")
+    train_log = args.work / (f"train_resumed_{session}.log" if session else "train.log")
     total = args.steps if args.steps is not None else 10**9
     train_overrides = [
         *SCALED,
@@ -208,7 +236,7 @@ def main() -> None:
         f"habitat_baselines.checkpoint_interval={args.checkpoint_interval}",
         "habitat_baselines.log_interval=5",
         f"habitat_baselines.checkpoint_folder={ckpt_dir}",
-        f"habitat_baselines.tensorboard_dir={args.work / 'tb'}",
+        f"habitat_baselines.tensorboard_dir={tb}",
         f"habitat_baselines.log_file={args.work / 'train_log.txt'}",
     ]
     load_before = os.getloadavg()
@@ -218,14 +246,18 @@ def main() -> None:
     else:
         print(f"training {CONFIG} ({f'{args.minutes:.1f} min' if deadline else f'{total} steps'})")
         samplers: List[process_cpu.ProcessSampler] = []
-        train = run(train_overrides, args.work / "train.log", deadline, samplers)
-        train["cpu"] = training_cpu(args.work, samplers[0])
+        train = run(train_overrides, train_log, deadline, samplers)
+        train["cpu"] = training_cpu(tb, train_log, samplers[0])
+        train["resumed"] = args.resume
+        train["session_wall_s"] = train["wall_s"]
     load_after_train = os.getloadavg()
     last = last_checkpoint(ckpt_dir)
     if last is None:
         sys.exit(f"training wrote no checkpoint; see {args.work / 'train.log'}")
     train.update(checkpoint=str(last), **checkpoint_step(last))
-    if train["wall_s"] is None:  # --evaluate-only: the checkpoint's own training time
+    if train["wall_s"] is None or args.resume:
+        # --evaluate-only or --resume: the checkpoint's own training time (of
+        # every session, start-ups not counted)
         train["wall_s"] = train["wall_time"]
     print(f"trained {train['step']} steps in {train['wall_s']:.0f} s; evaluating {last.name}")
 
@@ -241,6 +273,7 @@ def main() -> None:
             "minutes": args.minutes,
             "steps": args.steps,
             "evaluate_only": args.evaluate_only,
+            "resume": args.resume,
         },
         "episodes": args.episodes,
         "load_before": load_before,

@@ -476,6 +476,21 @@ def test_a_mixed_pointnav_dataset_on_other_scenes_is_made_again(tmp_path, monkey
     assert len(calls) == 1  # on the scenes asked for: kept
 
 
+def test_the_pick_learning_cpu_window_ends_at_the_samplers_last_reading():
+    # A run stopped at its budget logs one more update while it shuts down,
+    # after the sampler's last snapshot: the window ended there, and the
+    # 2026-11-28 run's CPU was "not measured".
+    learning = _load("hab_pick_learning")
+    first = run_logs.WARMUP_UPDATES
+    points = [(128 * i, 90.0, 1000.0 + 1.5 * i) for i in range(first + 6)]
+    series = {"sps": ("system/sps", points)}
+    last_sample = points[-1][2] - 0.02
+    start, end, steps = learning.sampled_window(series, last_sample)
+    assert (start, end, steps) == (1000.0 + 1.5 * first, 1000.0 + 1.5 * (first + 4), 128 * 4)
+    with pytest.raises(ValueError):  # fewer than two updates by then
+        learning.sampled_window(series, 999.0)
+
+
 def test_the_arrangement_table_reports_each_step_time_against_the_fastest():
     steps = _load("hab_arrangement_steps")
     rows = [
