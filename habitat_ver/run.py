@@ -36,6 +36,7 @@ from habitat_ver.common.checkpoint import (
     CorruptCheckpointError,
 )
 from habitat_ver.common.run_lock import FolderInUseError
+from habitat_ver.common.usage import INTERRUPTED_EXIT_CODE
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
 from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.search_path import ConfigTreeSearchPath
@@ -54,7 +55,6 @@ USER_ERRORS = (
 )
 USAGE_EXIT_CODE = 2
 ENV_FAILURE_EXIT_CODE = 1
-INTERRUPTED_EXIT_CODE = 130  # the shell's code for SIGINT
 
 
 class UnknownTrainerError(ConfigError):

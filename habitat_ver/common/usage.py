@@ -6,15 +6,17 @@ trainers) does not: Hydra prints the traceback of any exception.  Errors that
 mean "this cannot run here" (habitat-sim or downloaded data missing) are
 therefore turned into this exit at trainer start, so both commands end the same
 way; under ``habitat_baselines.run`` every configuration error is
-(:func:`usage_errors_exit`).
+(:func:`usage_errors_exit`).  So is Ctrl-C: one line and status 130
+(:func:`interrupt_exits`), where upstream's command printed a traceback.
 """
 
 import contextlib
 import os
 import sys
-from typing import Iterator, NoReturn, Tuple, Type
+from typing import Callable, Iterator, NoReturn, Tuple, Type
 
 USAGE_EXIT_CODE = 2
+INTERRUPTED_EXIT_CODE = 130  # the shell's code for SIGINT
 
 
 def program_name() -> str:
@@ -45,3 +47,23 @@ def usage_errors_exit(errors: Tuple[Type[BaseException], ...]) -> Iterator[None]
         if program_name() != UPSTREAM_CLI:
             raise
         exit_with_usage_error(error)
+
+
+@contextlib.contextmanager
+def interrupt_exits(where: Callable[[], str]) -> Iterator[None]:
+    """Under ``habitat_baselines.run``, Ctrl-C (KeyboardInterrupt) raised in the
+    block, after the block's own clean-up ran, ends the process with
+    ``habitat_baselines.run: interrupted <where()>; restart the same command
+    to resume`` and status 130, as ``habitat_ver.run`` does (elsewhere it
+    propagates)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        if program_name() != UPSTREAM_CLI:
+            raise
+        print(
+            f"{UPSTREAM_CLI}: interrupted {where()}; restart the same command to resume "
+            "from the last resume state",
+            file=sys.stderr,
+        )
+        sys.exit(INTERRUPTED_EXIT_CODE)

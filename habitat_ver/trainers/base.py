@@ -43,7 +43,7 @@ from habitat_ver.common.log_keys import (
     LEARN_SECONDS,
     LEARNER_THREADS,
 )
-from habitat_ver.common.usage import exit_with_usage_error, usage_errors_exit
+from habitat_ver.common.usage import exit_with_usage_error, interrupt_exits, usage_errors_exit
 from habitat_ver.compat import upstream_private
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
 from habitat_ver.config.errors import ConfigError
@@ -448,12 +448,17 @@ class HabitatVerTrainer(CheckpointingTrainer):
         Signal handlers and upstream's stop events are left as they were found;
         the checkpoint folder is this run's alone meanwhile (:func:`checkpoint_folder_owned`).
         """
-        with usage_errors_exit(RUN_ERRORS), log_files_closed():
-            # Before anything is read or started: a second run on the folder
-            # is refused here.
-            with checkpoint_folder_owned(self.config):
-                with stop_signals.stop_handling(), stop_signals.stop_when_launcher_dies():
-                    self._train()
+        with interrupt_exits(self._interrupted_where):
+            with usage_errors_exit(RUN_ERRORS), log_files_closed():
+                # Before anything is read or started: a second run on the folder
+                # is refused here.
+                with checkpoint_folder_owned(self.config):
+                    with stop_signals.stop_handling(), stop_signals.stop_when_launcher_dies():
+                        self._train()
+
+    def _interrupted_where(self) -> str:
+        folder = self.config.habitat_baselines.checkpoint_folder
+        return f"at step {int(self.num_steps_done)} (resume state in {folder})"
 
     def _train(self) -> None:
         resume_state = self._resume_files().load()
