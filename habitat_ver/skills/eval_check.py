@@ -90,6 +90,17 @@ def check_hab_eval(config: Any, agent: str = "main_agent") -> Dict[str, Any]:
                 f"{where}: actions {list(skill_actions.spaces)} are not contiguous "
                 f"in the evaluation's action order {keys}"
             )
+        trained_kinematic = bool(train.habitat.simulator.kinematic_mode)
+        if trained_kinematic != bool(config.habitat.simulator.kinematic_mode):
+            # habitat-lab's kinematic mode makes the robot kinematic and removes
+            # its motors: ArmRelPosAction then does nothing, and a suction grasp
+            # sees no contacts.
+            problems.append(
+                f"{where}: {train_name} trained with habitat.simulator.kinematic_mode="
+                f"{trained_kinematic}, the evaluation has {not trained_kinematic} (in "
+                "kinematic mode the robot's arm motors are removed: a skill trained "
+                "with physics cannot move its arm)"
+            )
         if train.habitat_baselines.rl.ppo.hidden_size != hidden:
             problems.append(
                 f"{where}: {train_name} has rl.ppo.hidden_size="

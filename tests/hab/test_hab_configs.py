@@ -94,6 +94,9 @@ def test_the_learned_pick_config_loads_the_pick_alone_with_the_oracle_elsewhere(
     assert skills["nav_to_obj"].skill_name == "OracleNavPolicy"
     assert skills["place"].skill_name == "NoopSkillPolicy" and skills["place"].apply_postconds
     assert "outputs/hab/tidy_house_learned_pick/" in config.habitat_baselines.log_file
+    # With physics, as the pick was trained (the oracle config is kinematic).
+    assert config.habitat.simulator.kinematic_mode is False
+    assert get_config("hab/tidy_house_oracle").habitat.simulator.kinematic_mode is True
 
 
 # (config, overrides, checker, the error's expected words)
@@ -118,6 +121,15 @@ BAD_CONFIGS = {
         ],
         check_hab_eval,
         r"defined_skills.pick: skill VERPickSkill reads observations \['obj_start_sensor'\]",
+    ),
+    "skill_trained_with_physics_in_kinematic_mode": (
+        # hab/tidy_house_learned_pick inherited tidy_house_oracle's kinematic
+        # mode: its learned pick's arm never moved (0 of 4 first picks).
+        "hab/tidy_house",
+        ["habitat.simulator.kinematic_mode=True"],
+        check_hab_eval,
+        r"defined_skills.pick: rearrange/ver_pick trained with "
+        r"habitat.simulator.kinematic_mode=False, the evaluation has True",
     ),
     "skill_action_missing_in_evaluation": (
         "hab/tidy_house",
