@@ -36,7 +36,7 @@ from habitat_ver.common.checkpoint import (
     CorruptCheckpointError,
 )
 from habitat_ver.common.run_lock import FolderInUseError
-from habitat_ver.common.usage import INTERRUPTED_EXIT_CODE
+from habitat_ver.common.usage import exit_interrupted
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
 from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.search_path import ConfigTreeSearchPath
@@ -124,12 +124,7 @@ def _hydra_main(cfg: Any) -> None:
         sys.exit(ENV_FAILURE_EXIT_CODE)
     except KeyboardInterrupt:
         # The trainer already shut its env workers down (train()'s finally).
-        print(
-            "habitat_ver.run: interrupted; restart the same command to resume "
-            "from the last resume state",
-            file=sys.stderr,
-        )
-        sys.exit(INTERRUPTED_EXIT_CODE)
+        exit_interrupted("habitat_ver.run")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

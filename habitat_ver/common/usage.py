@@ -61,9 +61,15 @@ def interrupt_exits(where: Callable[[], str]) -> Iterator[None]:
     except KeyboardInterrupt:
         if program_name() != UPSTREAM_CLI:
             raise
-        print(
-            f"{UPSTREAM_CLI}: interrupted {where()}; restart the same command to resume "
-            "from the last resume state",
-            file=sys.stderr,
-        )
-        sys.exit(INTERRUPTED_EXIT_CODE)
+        exit_interrupted(UPSTREAM_CLI, f" {where()}")
+
+
+def exit_interrupted(program: str, where: str = "") -> NoReturn:
+    """Print ``<program>: interrupted<where>; restart the same command to
+    resume ...`` on stderr and exit with status 130 (both commands' Ctrl-C)."""
+    print(
+        f"{program}: interrupted{where}; restart the same command to resume "
+        "from the last resume state",
+        file=sys.stderr,
+    )
+    sys.exit(INTERRUPTED_EXIT_CODE)
