@@ -47,6 +47,8 @@ import process_cpu
 import run_logs
 import sps_report
 
+from habitat_ver.common.atomic import write_atomically
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = "rearrange/ver_pick"
 SENSOR = "habitat.simulator.agents.main_agent.sim_sensors.head_depth_sensor"
@@ -253,7 +255,7 @@ def main() -> None:
     load_after_train = os.getloadavg()
     last = last_checkpoint(ckpt_dir)
     if last is None:
-        sys.exit(f"training wrote no checkpoint; see {args.work / 'train.log'}")
+        sys.exit(f"training wrote no checkpoint; see {train_log}")
     train.update(checkpoint=str(last), **checkpoint_step(last))
     if train["wall_s"] is None or args.resume:
         # --evaluate-only or --resume: the checkpoint's own training time (of
@@ -283,19 +285,17 @@ def main() -> None:
         "trained": evaluate(args.work, "trained", last, True, args),
     }
     report["load_after"] = os.getloadavg()
-    args.out.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     path = args.out / f"hab_pick_learning_{stamp}"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(sps_report.to_json(report))
-    tmp.replace(path.with_suffix(".json"))
+    data = sps_report.to_json(report).encode()
+    write_atomically(str(path.with_suffix(".json")), lambda f: f.write(data))
     md = (
         f"{CONFIG}, {train['step']} steps in {train['wall_s']:.0f} s, "
         f"{args.episodes} val episodes, git {report['git_sha'][:8]}, "
         f"load {load_before[0]:.1f} -> {report['load_after'][0]:.1f}\n"
         f"training {sps_report.cpu_line(train.get('cpu'))}\n\n{table(report)}\n"
     )
-    path.with_suffix(".md").write_text(md)
+    write_atomically(str(path.with_suffix(".md")), lambda f: f.write(md.encode()))
     print(md)
     print(f"wrote {path}.json and .md")
     print(json.dumps({k: report[k]["rc"] for k in ("untrained", "trained")}))
