@@ -23,6 +23,8 @@ Needs the generated HAB data (``python -m habitat_ver.tools.make_hab_dataset``).
     .venv/bin/python benchmarks/hab_pick_learning.py --evaluate-only --work WORK
     # train the run in WORK 30 minutes more (from its resume state), then evaluate
     .venv/bin/python benchmarks/hab_pick_learning.py --minutes 30 --resume --work WORK
+    # the arm-only pick (no base movement)
+    .venv/bin/python benchmarks/hab_pick_learning.py --minutes 20 --config rearrange/ver_pick_nonav
 
 Only checkpoints count: a run stopped at its budget keeps the weights of its
 last checkpoint (every ``--checkpoint-interval`` updates), not of its last update.
@@ -50,7 +52,11 @@ import sps_report
 from habitat_ver.common.atomic import write_atomically
 
 ROOT = Path(__file__).resolve().parents[1]
+# The paper's pick, with base movement; hab_arrangement_steps.py steps it too.
 CONFIG = "rearrange/ver_pick"
+# The pick configs this script trains (--config): the paper's, and arm only
+# (the per-skill action space the paper compares against).
+CONFIGS = (CONFIG, "rearrange/ver_pick_nonav")
 SENSOR = "habitat.simulator.agents.main_agent.sim_sensors.head_depth_sensor"
 # The paper's policy and task (configs/.../rearrange/ver_pick.yaml) on a CPU,
 # on make_hab_dataset's data; trainer_sps.py's pick workload (Table 1) runs them too.
@@ -78,15 +84,17 @@ AVERAGE = re.compile(r"Average episode ([\w./-]+): (-?[0-9.eE+-]+|nan|inf)")
 
 
 def run(
+    config: str,
     overrides: List[str],
     log: Path,
     deadline_s: Optional[float] = None,
     sampler: Optional[List[process_cpu.ProcessSampler]] = None,
 ) -> Dict:
-    """``habitat_baselines.run`` with ``overrides``; stopped after ``deadline_s``.
-    With ``sampler`` (a list), the run's processes' CPU is sampled throughout
-    and the :class:`process_cpu.ProcessSampler` appended to it."""
-    cmd = [sys.executable, "-m", "habitat_baselines.run", f"--config-name={CONFIG}", *overrides]
+    """``habitat_baselines.run --config-name=config`` with ``overrides``;
+    stopped after ``deadline_s``.  With ``sampler`` (a list), the run's
+    processes' CPU is sampled throughout and the
+    :class:`process_cpu.ProcessSampler` appended to it."""
+    cmd = [sys.executable, "-m", "habitat_baselines.run", f"--config-name={config}", *overrides]
     start = time.time()
     with open(log, "w") as out:
         proc = subprocess.Popen(
@@ -136,6 +144,21 @@ def averages(text: str) -> Dict[str, float]:
     return {name: float(value) for name, value in AVERAGE.findall(text)}
 
 
+def config_of_work(work: Path, config: str, has_checkpoints: bool) -> Optional[str]:
+    """The run in ``work`` is of one config: records ``config`` for a new run
+    (``work/config_name``); for a run there, the error line when ``config``
+    is not the one it trains, else None."""
+    recorded = work / "config_name"
+    if has_checkpoints and recorded.exists():
+        trained = recorded.read_text().strip()
+        if trained != config:
+            return f"--config {config}: the run in {work} trains {trained}; pass --config {trained}"
+        return None
+    if not has_checkpoints:
+        recorded.write_text(config + "\n")
+    return None
+
+
 def last_checkpoint(folder: Path) -> Optional[Path]:
     ckpts = sorted(folder.glob("ckpt.*.pth"), key=lambda p: int(p.name.split(".")[1]))
     return ckpts[-1] if ckpts else None
@@ -166,7 +189,7 @@ def evaluate(work: Path, name: str, ckpt: Path, load: bool, args: argparse.Names
         # one can run beside the training, as it needs no trained weights)
         result: Dict[str, Any] = {"cmd": None, "rc": 0, "reused_log": str(log)}
     else:
-        result = run(overrides, log)
+        result = run(args.config, overrides, log)
     result["metrics"] = averages(log.read_text())
     result["checkpoint"] = str(ckpt) if load else None
     return result
@@ -205,6 +228,9 @@ def main() -> None:
         help="train the run in --work further, from its resume state (its own TensorBoard "
         "folder and log: tb_resumed_<n>, train_resumed_<n>.log)",
     )
+    parser.add_argument(
+        "--config", choices=CONFIGS, default=CONFIG, help="the pick config to train"
+    )
     parser.add_argument("--episodes", type=int, default=20, help="val episodes per evaluation")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
@@ -224,6 +250,9 @@ def main() -> None:
         sys.exit(f"--resume: {ckpt_dir} holds no run to resume")
     if not args.evaluate_only and not args.resume and has_checkpoints:
         sys.exit(f"{ckpt_dir} is not empty: pass another --work, or --resume to train it further")
+    mismatch = config_of_work(args.work, args.config, has_checkpoints)
+    if mismatch:
+        sys.exit(mismatch)
     # A resumed session logs beside the earlier ones: tb, then tb_resumed_1, ...
     session = len(list(args.work.glob("tb_resumed_*"))) + 1 if args.resume else 0
     tb = args.work / (f"tb_resumed_{session}" if session else "tb")
@@ -246,9 +275,10 @@ def main() -> None:
     if args.evaluate_only:
         train: Dict[str, Any] = {"cmd": None, "rc": None, "stopped_at_budget": None, "wall_s": None}
     else:
-        print(f"training {CONFIG} ({f'{args.minutes:.1f} min' if deadline else f'{total} steps'})")
+        budget_text = f"{args.minutes:.1f} min" if deadline else f"{total} steps"
+        print(f"training {args.config} ({budget_text})")
         samplers: List[process_cpu.ProcessSampler] = []
-        train = run(train_overrides, train_log, deadline, samplers)
+        train = run(args.config, train_overrides, train_log, deadline, samplers)
         train["cpu"] = training_cpu(tb, train_log, samplers[0])
         train["resumed"] = args.resume
         train["session_wall_s"] = train["wall_s"]
@@ -269,7 +299,7 @@ def main() -> None:
         "git_sha": sps_report.git_sha(),
         "device": "cpu (habitat-sim CPU rendering, torch CPU)",
         "cpus": os.cpu_count(),
-        "config": CONFIG,
+        "config": args.config,
         "overrides": train_overrides,
         "budget": {
             "minutes": args.minutes,
@@ -290,7 +320,7 @@ def main() -> None:
     data = sps_report.to_json(report).encode()
     write_atomically(str(path.with_suffix(".json")), lambda f: f.write(data))
     md = (
-        f"{CONFIG}, {train['step']} steps in {train['wall_s']:.0f} s, "
+        f"{args.config}, {train['step']} steps in {train['wall_s']:.0f} s, "
         f"{args.episodes} val episodes, git {report['git_sha'][:8]}, "
         f"load {load_before[0]:.1f} -> {report['load_after'][0]:.1f}\n"
         f"training {sps_report.cpu_line(train.get('cpu'))}\n\n{table(report)}\n"
