@@ -54,6 +54,8 @@ import run_logs
 import sps_report
 import wait_bound
 
+from habitat_ver.common.atomic import write_atomically
+
 ROOT = Path(__file__).resolve().parents[1]
 
 _VER = ["habitat_baselines.trainer_name=ver", "habitat_baselines.rollout_storage_name=VERStorage"]
@@ -326,9 +328,8 @@ def describe_workload(
 
 def write_report(report: Dict[str, Any], out: Path) -> None:
     """Write ``out`` atomically: a reader never sees half a file."""
-    partial = out.with_suffix(".json.tmp")
-    partial.write_text(sps_report.to_json(report))
-    os.replace(partial, out)
+    data = sps_report.to_json(report).encode()
+    write_atomically(str(out), lambda f: f.write(data))
 
 
 def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict) -> None:

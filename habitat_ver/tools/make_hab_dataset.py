@@ -44,6 +44,7 @@ habitat-lab's generator log and habitat-sim's output go to
 import argparse
 import contextlib
 import functools
+import glob
 import gzip
 import json
 import os
@@ -460,6 +461,7 @@ def make(
             write_atomically(
                 os.path.join(tmp, split, name), functools.partial(_write_bytes, data=data)
             )
+            log(f"kept {split}/{name} (not made now)")
         for spec in specs:
             texts = generate(spec, scene_dir, scenes, counts or spec.episodes, log, shared)
             for split, text in texts.items():
@@ -573,7 +575,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except GenerationError as error:
         print(f"{COMMAND}: error: {error}; see {log_path(args.out)}", file=sys.stderr)
         return 1
-    print(f"{len(files)} episode files under {episodes_dir(args.out)}")
+    folder = episodes_dir(args.out)
+    held = len(glob.glob(os.path.join(glob.escape(folder), "*", "*.json.gz")))
+    print(f"{len(files)} episode files written, {held} in all under {folder}")
     return 0
 
 
