@@ -83,6 +83,17 @@ SCALED = [
 AVERAGE = re.compile(r"Average episode ([\w./-]+): (-?[0-9.eE+-]+|nan|inf)")
 
 
+def sigint_as_in_a_terminal() -> None:
+    """``preexec_fn`` of the runs this script stops with SIGINT (Ctrl-C).
+
+    A shell starts a background job (``nohup ... &``) with SIGINT ignored, the
+    ignored disposition survives ``exec``, and Python then installs no
+    KeyboardInterrupt handler: the budget's SIGINT went unseen, the run trained
+    on for the 60 s grace and was killed (no "interrupted" line, status -9).
+    The run gets the default disposition back, as in a terminal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run(
     config: str,
     overrides: List[str],
@@ -98,7 +109,12 @@ def run(
     start = time.time()
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            cmd,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=sigint_as_in_a_terminal,
         )
         if sampler is not None:
             sampler.append(process_cpu.ProcessSampler(proc.pid))

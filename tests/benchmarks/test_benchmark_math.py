@@ -8,6 +8,8 @@ import gzip
 import importlib.util
 import json
 import math
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -501,6 +503,32 @@ def test_a_pick_run_is_resumed_and_evaluated_with_its_own_config_only(tmp_path):
     assert error == (
         f"--config {learning.CONFIG}: the run in {tmp_path} trains {nonav}; pass --config {nonav}"
     )
+
+
+def test_a_run_stopped_by_sigint_sees_it_even_when_started_from_a_background_job():
+    # A background job's ignored SIGINT is inherited through exec; Python then
+    # has no KeyboardInterrupt handler, and the budget's Ctrl-C went unseen.
+    learning = _load("hab_pick_learning")
+    probe = [
+        sys.executable,
+        "-c",
+        "import signal; h = signal.getsignal(signal.SIGINT); "
+        "print('ignored' if h == signal.SIG_IGN else h is signal.default_int_handler)",
+    ]
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        inherited = subprocess.run(probe, capture_output=True, text=True, check=True).stdout
+        reset = subprocess.run(
+            probe,
+            capture_output=True,
+            text=True,
+            check=True,
+            preexec_fn=learning.sigint_as_in_a_terminal,
+        ).stdout
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert inherited.strip() == "ignored"
+    assert reset.strip() == "True"  # KeyboardInterrupt on SIGINT
 
 
 def test_the_arrangement_table_reports_each_step_time_against_the_fastest():
