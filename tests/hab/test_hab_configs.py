@@ -55,6 +55,10 @@ def test_skill_config_follows_the_paper(name):
         assert actions.arm_action.arm_controller == "ArmRelPosAction"
         assert actions.arm_action.grip_controller == "SuctionGraspAction"
     assert ("base_velocity" in actions) == (not name.endswith("_nonav"))
+    # An arm-only skill spawns within its arm's reach; one that drives, as far
+    # as habitat-lab's task default.
+    if "spawn_max_dist_to_obj" in habitat.task:
+        assert habitat.task.spawn_max_dist_to_obj == (1.0 if name.endswith("_nonav") else 2.0)
     # The task the hab/* configs expect a checkpoint of this skill to be
     # trained on (a checkpoint of another task is refused at start).
     skill = name[len("rearrange/ver_") :].replace("_nonav", "")
