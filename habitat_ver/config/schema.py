@@ -24,7 +24,6 @@ from habitat_baselines.config.default_structured_configs import (
 )
 from habitat_ver.common.settings_sections import settings_sections
 from habitat_ver.config.aux_losses import register_aux_loss_groups
-from habitat_ver.config.sim_actions import register_action_configs
 
 T = TypeVar("T")
 
@@ -162,9 +161,9 @@ def render_gpu(device: int = 0) -> int:
 
 
 def register_configs() -> None:
-    """Store our schema, composed from the registered sections, and our task
-    actions' schema in Hydra's ConfigStore and our resolver in OmegaConf
-    (idempotent; again after a section is registered, to store the new schema)."""
+    """Store our schema, composed from the registered sections, in Hydra's
+    ConfigStore and our resolver in OmegaConf (idempotent; again after a
+    section is registered, to store the new schema)."""
     if not OmegaConf.has_resolver(RENDER_GPU_RESOLVER):
         OmegaConf.register_new_resolver(RENDER_GPU_RESOLVER, render_gpu)
     ConfigStore.instance().store(
@@ -173,4 +172,3 @@ def register_configs() -> None:
         node=baselines_schema(),
     )
     register_aux_loss_groups()
-    register_action_configs()

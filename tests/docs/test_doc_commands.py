@@ -297,16 +297,6 @@ def fewer_than_8_gpus(command: str) -> None:
     assert torch.cuda.device_count() < 8
 
 
-def arrangement_not_in_the_test_data(command: str) -> None:
-    """The command's ``content_scenes`` arrangement is not among the val
-    arrangements the sessions' HAB data (``HAB_ARRANGEMENTS``) builds."""
-    from habitat_ver.tools.make_hab_dataset import arrangements
-
-    scene = re.search(r"content_scenes=\[hab_ver_(\w+)\]", command)
-    assert scene is not None
-    assert scene.group(1) not in arrangements(*HAB_ARRANGEMENTS)["val"]
-
-
 def not_in_our_tree(command: str) -> None:
     assert "pointnav/ddppo_pointnav" not in config_names()
     assert (REPO / "tests" / "fixtures" / "upstream_configs" / "pointnav").is_dir()
@@ -512,13 +502,6 @@ TABLE: Dict[str, Row] = {
         "tests/hab/test_hab_real.py::"
         "test_each_scenario_evaluates_with_oracle_skills_and_reports_its_stages",
         "one episode each instead of 10 (the budget), OUT in the session's HAB folder",
-    ),
-    "python tests/hab/run_hab_configs.py /tmp/st eval hab/set_table_oracle -- "
-    '"habitat.dataset.content_scenes=[hab_ver_v3_sc3_staging_03]" '
-    "habitat_baselines.num_environments=1 habitat_baselines.test_episode_count=2": NotRun(
-        "the tests' HAB data builds one val arrangement (HAB_ARRANGEMENTS), not "
-        "v3_sc3_staging_03 (about a minute more to build, of CI's 60); measured in docs/HAB.md",
-        arrangement_not_in_the_test_data,
     ),
     "python tests/hab/run_hab_configs.py /tmp/learned eval hab/tidy_house ... -- "
     "habitat_baselines.test_episode_count=1 "

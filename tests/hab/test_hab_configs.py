@@ -16,8 +16,6 @@ from habitat_ver.skills.eval_check import check_hab_eval, loaded_skills
 SKILLS = ["pick", "place", "nav_to_obj", "open_fridge", "close_fridge", "open_cab", "close_cab"]
 SCENARIOS = ["tidy_house", "prepare_groceries", "set_table"]
 HAB = [f"hab/{s}{v}" for s in SCENARIOS for v in ("", "_nonav")]
-# The configs whose navigation is habitat-lab's oracle controller (ours).
-ORACLE_CONFIGS = [f"hab/{s}_oracle" for s in SCENARIOS] + ["hab/tidy_house_learned_pick"]
 TRAIN = [f"rearrange/ver_{s}" for s in SKILLS] + [
     "rearrange/ver_pick_nonav",
     "rearrange/ver_place_nonav",
@@ -103,15 +101,6 @@ def test_the_learned_pick_config_loads_the_pick_alone_with_the_oracle_elsewhere(
     # With physics, as the pick was trained (the oracle config is kinematic).
     assert config.habitat.simulator.kinematic_mode is False
     assert get_config("hab/tidy_house_oracle").habitat.simulator.kinematic_mode is True
-
-
-@pytest.mark.parametrize("name", ORACLE_CONFIGS)
-def test_the_oracle_stands_clear_of_the_drawers_it_opens(name):
-    # Our oracle navigation, with its own key typed by our schema (a key
-    # habitat-lab's OracleNavActionConfig lacks would be refused).
-    action = get_config(name).habitat.task.actions.oracle_nav_action
-    assert action.type == "HabVerOracleNavAction"
-    assert (action.spawn_min_dist_to_obj, action.spawn_max_dist_to_obj) == (1.0, 1.5)
 
 
 # (config, overrides, checker, the error's expected words)
