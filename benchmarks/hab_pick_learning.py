@@ -50,6 +50,7 @@ import run_logs
 import sps_report
 
 from habitat_ver.common.atomic import write_atomically
+from habitat_ver.system.stop_signals import sigint_as_in_a_terminal
 
 ROOT = Path(__file__).resolve().parents[1]
 # The paper's pick, with base movement; hab_arrangement_steps.py steps it too.
@@ -83,17 +84,6 @@ SCALED = [
 AVERAGE = re.compile(r"Average episode ([\w./-]+): (-?[0-9.eE+-]+|nan|inf)")
 
 
-def sigint_as_in_a_terminal() -> None:
-    """``preexec_fn`` of the runs this script stops with SIGINT (Ctrl-C).
-
-    A shell starts a background job (``nohup ... &``) with SIGINT ignored, the
-    ignored disposition survives ``exec``, and Python then installs no
-    KeyboardInterrupt handler: the budget's SIGINT went unseen, the run trained
-    on for the 60 s grace and was killed (no "interrupted" line, status -9).
-    The run gets the default disposition back, as in a terminal."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def run(
     config: str,
     overrides: List[str],
@@ -114,6 +104,7 @@ def run(
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            # started from a background job, the run would not see the budget's SIGINT
             preexec_fn=sigint_as_in_a_terminal,
         )
         if sampler is not None:

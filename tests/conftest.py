@@ -11,7 +11,6 @@ to get it.
 """
 
 import os
-import signal
 
 import pytest
 
@@ -30,17 +29,6 @@ SIM_SKIP_REASON = (
     "-c aihabitat`, or on this project's machines `make install` with the wheel in "
     "../shared/habitat-sim/ (see README, 'habitat-sim and PointNav')"
 )
-
-
-def foreground_sigint() -> None:
-    """``preexec_fn`` of a run that a test stops as Ctrl-C in a terminal would.
-
-    A shell starts background jobs (``make test &``, nohup) with SIGINT ignored;
-    children inherit that through pytest and ``subprocess`` (which restores
-    SIGPIPE, not SIGINT), and Python keeps an ignored SIGINT, so such a run
-    would never see the test's Ctrl-C.  The run gets a terminal's foreground
-    disposition back instead."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 IN_OWN_SESSION_REASON = (

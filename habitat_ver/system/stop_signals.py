@@ -85,6 +85,18 @@ def ignore_stop_signals() -> None:
         signal.signal(signum, signal.SIG_IGN)
 
 
+def sigint_as_in_a_terminal() -> None:
+    """``preexec_fn`` of a run that its starter stops as Ctrl-C in a terminal
+    would (a test, a benchmark's time budget).
+
+    A shell starts a background job (``make test &``, ``nohup ... &``) with
+    SIGINT ignored; children inherit that through ``exec`` (``subprocess``
+    restores SIGPIPE, not SIGINT), and Python then installs no
+    KeyboardInterrupt handler, so the run never sees the SIGINT.  The run
+    gets a terminal's foreground disposition back instead."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 # Seconds between two looks at whether this rank's torchrun agent is alive.
 LAUNCHER_CHECK_SECONDS = 2.0
 

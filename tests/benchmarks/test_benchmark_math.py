@@ -17,6 +17,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from habitat_ver.config.embedded_env import StragglerConfig
+from habitat_ver.system import stop_signals
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -509,6 +510,7 @@ def test_a_run_stopped_by_sigint_sees_it_even_when_started_from_a_background_job
     # A background job's ignored SIGINT is inherited through exec; Python then
     # has no KeyboardInterrupt handler, and the budget's Ctrl-C went unseen.
     learning = _load("hab_pick_learning")
+    assert learning.sigint_as_in_a_terminal is stop_signals.sigint_as_in_a_terminal
     probe = [
         sys.executable,
         "-c",

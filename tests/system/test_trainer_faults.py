@@ -12,8 +12,8 @@ import time
 import pytest
 
 from habitat_ver.common.checkpoint import ResumeStateFiles
+from habitat_ver.system.stop_signals import sigint_as_in_a_terminal
 
-from ..conftest import foreground_sigint
 
 RUN_TIMEOUT_S = 240
 
@@ -29,7 +29,7 @@ def start_script(script, *args):
             stdout=out,
             stderr=err,
             start_new_session=True,
-            preexec_fn=foreground_sigint,  # the ctrl-c cases signal it as a terminal would
+            preexec_fn=sigint_as_in_a_terminal,  # the ctrl-c cases signal it as a terminal would
         )
 
 

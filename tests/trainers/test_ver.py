@@ -18,9 +18,9 @@ from habitat_ver.config.validate import ConfigError
 from habitat_ver.distributed.preemption_rule import PreemptionRule
 from habitat_ver.run import execute_exp
 from habitat_ver.system.reward_guard import NonFiniteRewardError
+from habitat_ver.system.stop_signals import sigint_as_in_a_terminal
 from habitat_ver.trainers.ver import VERTrainer
 
-from ..conftest import foreground_sigint
 from .conftest import run_overrides, tensorboard_scalars
 
 T, N = 16, 2
@@ -623,7 +623,7 @@ def test_ctrl_c_stops_the_run_and_every_worker(module, tmp_path):
             stdout=subprocess.DEVNULL,
             stderr=stderr,
             start_new_session=True,
-            preexec_fn=foreground_sigint,
+            preexec_fn=sigint_as_in_a_terminal,
             env=env,
         )
     try:
