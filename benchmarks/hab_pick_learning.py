@@ -324,8 +324,7 @@ def main() -> None:
     report["load_after"] = os.getloadavg()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     path = args.out / f"hab_pick_learning_{stamp}"
-    data = sps_report.to_json(report).encode()
-    write_atomically(str(path.with_suffix(".json")), lambda f: f.write(data))
+    sps_report.write_json(report, path.with_suffix(".json"))
     md = (
         f"{args.config}, {train['step']} steps in {train['wall_s']:.0f} s, "
         f"{args.episodes} val episodes, git {report['git_sha'][:8]}, "

@@ -382,9 +382,9 @@ def main() -> None:
             for metric in task.metrics:
                 curves = [r.get(metric.curve_key) or [] for r in entry["seeds"].values()]
                 entry[metric.mean_key] = mean_curve(curves)
-            trainer_sps.write_report(report, out)
+            sps_report.write_json(report, out)
     report["load_after"] = os.getloadavg()
-    trainer_sps.write_report(report, out)
+    sps_report.write_json(report, out)
     print(f"json: {out}")
     plot(report, out.with_suffix(".png"))
 

@@ -11,6 +11,8 @@ from typing import Any, Dict, List, Optional
 
 import process_cpu
 
+from habitat_ver.common.atomic import write_atomically
+
 # The ratios reported per workload: (numerator, denominator), steady steps/s.
 RATIOS = [
     ("ver", "ddppo"),
@@ -55,6 +57,13 @@ def to_json(report: Dict[str, Any]) -> str:
 # A steady rate this far above the wait-bound limit cannot come from the
 # workload's envs (upstream ver's bare envs once did 1.21x).
 OVER_LIMIT = 1.05
+
+
+def write_json(report: Dict[str, Any], path: Path) -> None:
+    """:func:`to_json` of ``report`` into ``path``, atomically: a reader never
+    sees half a file."""
+    data = to_json(report).encode()
+    write_atomically(str(path), lambda f: f.write(data))
 
 
 def with_limit(

@@ -54,8 +54,6 @@ import run_logs
 import sps_report
 import wait_bound
 
-from habitat_ver.common.atomic import write_atomically
-
 ROOT = Path(__file__).resolve().parents[1]
 
 _VER = ["habitat_baselines.trainer_name=ver", "habitat_baselines.rollout_storage_name=VERStorage"]
@@ -326,12 +324,6 @@ def describe_workload(
     return info
 
 
-def write_report(report: Dict[str, Any], out: Path) -> None:
-    """Write ``out`` atomically: a reader never sees half a file."""
-    data = sps_report.to_json(report).encode()
-    write_atomically(str(out), lambda f: f.write(data))
-
-
 def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict) -> None:
     """Every system of ``args.variants`` on one workload, into ``report``."""
     if name == "pointnav_mixed":
@@ -381,14 +373,14 @@ def run_workload(name: str, config: str, args: argparse.Namespace, report: Dict)
             entry["results"], info.get("limit_sps"), ceiling, workload=name
         )
         # Written after every system, so an interrupted run keeps what it measured.
-        write_report(report, out)
+        sps_report.write_json(report, out)
     if info.get("env_ceiling"):
         # Measured again: the systems' targets use the first reading, and a
         # machine whose load changed during the run shows it here.
         info["env_ceiling_after"] = wait_bound.env_ceiling(
             config, overrides, args.limit_check_seconds
         )
-        write_report(report, out)
+        sps_report.write_json(report, out)
     sps_report.print_table(name, entry)
 
 
@@ -454,7 +446,7 @@ def main() -> None:
     for name, config in configs.items():
         run_workload(name, config, args, report)
     report["load_after"] = os.getloadavg()
-    write_report(report, out)
+    sps_report.write_json(report, out)
     print(
         f"load average (1, 5, 15 min): before {report['load_before']}, after {report['load_after']}"
     )
