@@ -151,19 +151,21 @@ def averages(text: str) -> Dict[str, float]:
     return {name: float(value) for name, value in AVERAGE.findall(text)}
 
 
-def config_of_work(work: Path, config: str, has_checkpoints: bool) -> Optional[str]:
-    """The run in ``work`` is of one config: records ``config`` for a new run
-    (``work/config_name``); for a run there, the error line when ``config``
-    is not the one it trains, else None."""
+def record_config(work: Path, config: str) -> None:
+    """Write the config a new run in ``work`` trains (``work/config_name``)."""
+    (work / "config_name").write_text(config + "\n")
+
+
+def config_mismatch(work: Path, config: str) -> Optional[str]:
+    """The error line when the run recorded in ``work`` trains another config
+    than ``config``, else None (also for a run that recorded none)."""
     recorded = work / "config_name"
-    if has_checkpoints and recorded.exists():
-        trained = recorded.read_text().strip()
-        if trained != config:
-            return f"--config {config}: the run in {work} trains {trained}; pass --config {trained}"
+    if not recorded.exists():
         return None
-    if not has_checkpoints:
-        recorded.write_text(config + "\n")
-    return None
+    trained = recorded.read_text().strip()
+    if trained == config:
+        return None
+    return f"--config {config}: the run in {work} trains {trained}; pass --config {trained}"
 
 
 def last_checkpoint(folder: Path) -> Optional[Path]:
@@ -257,9 +259,12 @@ def main() -> None:
         sys.exit(f"--resume: {ckpt_dir} holds no run to resume")
     if not args.evaluate_only and not args.resume and has_checkpoints:
         sys.exit(f"{ckpt_dir} is not empty: pass another --work, or --resume to train it further")
-    mismatch = config_of_work(args.work, args.config, has_checkpoints)
-    if mismatch:
-        sys.exit(mismatch)
+    if has_checkpoints:
+        mismatch = config_mismatch(args.work, args.config)
+        if mismatch:
+            sys.exit(mismatch)
+    else:
+        record_config(args.work, args.config)
     # A resumed session logs beside the earlier ones: tb, then tb_resumed_1, ...
     session = len(list(args.work.glob("tb_resumed_*"))) + 1 if args.resume else 0
     tb = args.work / (f"tb_resumed_{session}" if session else "tb")

@@ -497,10 +497,11 @@ def test_the_pick_learning_cpu_window_ends_at_the_samplers_last_reading():
 def test_a_pick_run_is_resumed_and_evaluated_with_its_own_config_only(tmp_path):
     learning = _load("hab_pick_learning")
     nonav = "rearrange/ver_pick_nonav"
-    assert learning.config_of_work(tmp_path, nonav, has_checkpoints=False) is None
+    assert learning.config_mismatch(tmp_path, learning.CONFIG) is None  # nothing recorded
+    learning.record_config(tmp_path, nonav)
     assert (tmp_path / "config_name").read_text() == nonav + "\n"
-    assert learning.config_of_work(tmp_path, nonav, has_checkpoints=True) is None
-    error = learning.config_of_work(tmp_path, learning.CONFIG, has_checkpoints=True)
+    assert learning.config_mismatch(tmp_path, nonav) is None
+    error = learning.config_mismatch(tmp_path, learning.CONFIG)
     assert error == (
         f"--config {learning.CONFIG}: the run in {tmp_path} trains {nonav}; pass --config {nonav}"
     )
