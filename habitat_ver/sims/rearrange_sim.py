@@ -11,6 +11,16 @@ articulated objects (not the robots) STATIC for the recomputation
 only, then gives them back their motion type.  (Articulated objects a task
 adds later, after the navmesh is built, are not affected.)
 
+In kinematic mode (``habitat.simulator.kinematic_mode``, the oracle configs)
+habitat-lab makes every articulated object KINEMATIC when a scene is loaded,
+but the ``reset`` that follows (habitat-sim's ``Simulator.reset``) gives the
+furniture back the DYNAMIC motion of its scene instance.  Its drawers and
+doors then move under physics while the objects in them are kinematic and
+carried along by habitat-lab's kinematic relationships: a drawer that an
+``open_cab`` effect opened with a cup inside was pushed shut by the cup
+within three steps (HAB Set Table, ``v3_sc3_staging_03``).  This simulator
+makes the furniture kinematic again after every reset, as habitat-lab meant.
+
 Registered as ``HabVerRearrangeSim-v0``; ``hab_data=generated`` selects it.
 """
 
@@ -25,7 +35,8 @@ SIM_NAME = "HabVerRearrangeSim-v0"
 
 @registry.register_simulator(name=SIM_NAME)
 class FurnitureNavmeshRearrangeSim(RearrangeSim):
-    """``RearrangeSim`` whose navmesh excludes fixed-base articulated furniture."""
+    """``RearrangeSim`` whose navmesh excludes fixed-base articulated furniture,
+    and whose furniture stays kinematic in kinematic mode."""
 
     def _recompute_navmesh(self) -> None:
         furniture = self.fixed_furniture()
@@ -38,6 +49,21 @@ class FurnitureNavmeshRearrangeSim(RearrangeSim):
         finally:
             for ao in furniture:
                 ao.motion_type = before[ao.object_id]
+
+    # RearrangeSim.reset returns no observation (habitat-lab's own override).
+    def reset(self) -> None:  # type: ignore[override]
+        super().reset()
+        if self._kinematic_mode:
+            self.make_furniture_kinematic()
+
+    def make_furniture_kinematic(self) -> None:
+        """What habitat-lab does to articulated objects in kinematic mode (on
+        a new scene only): KINEMATIC, without joint motors."""
+        for ao in self.fixed_furniture():
+            if ao.motion_type == habitat_sim.physics.MotionType.DYNAMIC:
+                ao.motion_type = habitat_sim.physics.MotionType.KINEMATIC
+            for motor_id in ao.existing_joint_motor_ids:
+                ao.remove_joint_motor(motor_id)
 
     def fixed_furniture(self) -> List[habitat_sim.physics.ManagedArticulatedObject]:
         """The scene's articulated objects, robots excluded: the furniture a
