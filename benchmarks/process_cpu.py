@@ -278,7 +278,10 @@ def window_costs(
         ({kind: processes or threads seen}), ``total_ms_per_step``,
         ``cores_used`` (CPU-seconds of the run per wall second),
         ``machine_idle_share`` (idle share of all cores over the window, this
-        run's own use included in the busy part) and ``window_s``.
+        run's own use included in the busy part), ``window_s`` and
+        ``workers_exited`` ({kind: worker processes seen at the window's
+        start and gone at its end}: a run that lost an env worker is
+        measured on fewer envs than it names, and must say so).
 
     Raises:
         ValueError: no snapshots around ``start`` or ``end``, or an empty window.
@@ -294,6 +297,7 @@ def window_costs(
         counts[kind] = counts.get(kind, 0) + 1
     total = sum(spent.values())
     return dict(
+        workers_exited=workers_exited(snapshots, start, end),
         ms_per_step={k: 1000.0 * spent[k] / steps for k in KINDS if k in spent},
         processes={k: counts[k] for k in KINDS if k in counts},
         total_ms_per_step=1000.0 * total / steps,
@@ -301,6 +305,21 @@ def window_costs(
         machine_idle_share=1.0 - (busy1 - busy0) / (total1 - total0) if total1 > total0 else None,
         window_s=end - start,
     )
+
+
+def workers_exited(snapshots: List[Snapshot], start: float, end: float) -> Dict[str, int]:
+    """Worker processes (:data:`WORKER_KINDS`) in the first snapshot at or
+    after ``start`` and in none at or after ``end``, counted by kind."""
+    first = next((s for s in snapshots if s.wall >= start), None)
+    late = [s for s in snapshots if s.wall >= end]
+    if first is None or not late:
+        return {}
+    alive = {key for snapshot in late for key in snapshot.cpu}
+    gone: Dict[str, int] = {}
+    for key in first.cpu:
+        if key[0] in WORKER_KINDS and key not in alive:
+            gone[key[0]] = gone.get(key[0], 0) + 1
+    return gone
 
 
 def _smaps_rollup(pid: int) -> Optional[Dict[str, float]]:

@@ -263,11 +263,13 @@ def cpu_line(cpu: Optional[Dict]) -> str:
         return f"CPU: not measured ({cpu['error']})"
     kinds = ", ".join(f"{kind} {ms:.2f}" for kind, ms in cpu["ms_per_step"].items())
     idle = cpu["machine_idle_share"]
+    exited = ", ".join(f"{n} {kind}" for kind, n in cpu.get("workers_exited", {}).items())
     return (
         f"CPU ms per env step: {kinds} (steady {cpu['window_s']:.0f} s, "
         f"{cpu['cores_used']:.2f} cores used"
         + ("" if idle is None else f", machine {idle:.0%} idle")
         + ")"
+        + (f"; EXITED DURING THE WINDOW: {exited}" if exited else "")
     )
 
 
@@ -295,6 +297,14 @@ def print_cpu_table(results: Dict[str, Dict[str, Any]], envs: int) -> None:
             + f" {cpu['total_ms_per_step']:7.2f} {cpu['cores_used']:6.2f} "
             + _fmt(None if idle is None else 100 * idle, "7.1f")
         )
+    for system, res in results.items():
+        exited = (res.get("cpu") or {}).get("workers_exited")
+        if exited:
+            lost = ", ".join(f"{n} of its {kind}" for kind, n in exited.items())
+            print(
+                f"{system}: {lost} exited during the steady window; "
+                f"its steps/s is not of {envs} envs"
+            )
     kinds = _kinds_present(results, "memory")
     if not kinds:
         return

@@ -410,6 +410,9 @@ def test_cpu_line_reads_a_window_of_hand_made_snapshots():
         "CPU ms per env step: trainer 10.00, env_workers 5.00 "
         "(steady 10 s, 0.75 cores used, machine 50% idle)"
     )
+    snapshots.append(process_cpu.Snapshot(wall=20.0, cpu={("trainer", 1): 10.0}))
+    lost = process_cpu.window_costs(snapshots, 0.0, 20.0, 1000)
+    assert sps_report.cpu_line(lost).endswith("; EXITED DURING THE WINDOW: 1 env_workers")
     assert sps_report.cpu_line(None) == "CPU: not sampled"
     assert sps_report.cpu_line({"error": "no steady window"}) == (
         "CPU: not measured (no steady window)"

@@ -74,6 +74,15 @@ def test_a_process_gone_before_the_window_ends_keeps_its_last_reading():
     ]
     costs = process_cpu.window_costs(snapshots, 0.0, 20.0, 1000)
     assert costs["ms_per_step"] == {"trainer": 10.0, "env_workers": 2.0}
+    # ... and the run says it lost a worker (upstream ver's env worker that
+    # segfaulted on a scene switch while its trainer went on: docs/BENCHMARKS.md).
+    assert costs["workers_exited"] == {"env_workers": 1}
+    # A window that ends before the worker exits, or one it was never in, lost none.
+    assert process_cpu.window_costs(snapshots, 0.0, 10.0, 500)["workers_exited"] == {}
+    assert process_cpu.workers_exited(snapshots[1:], 15.0, 20.0) == {}
+    # Only workers count: the trainer gone at the end is not a lost worker.
+    trainer_gone = [*snapshots[:2], Snapshot(wall=20.0, cpu={("env_workers", 2): 2.5})]
+    assert process_cpu.workers_exited(trainer_gone, 0.0, 20.0) == {}
 
 
 def test_a_window_outside_the_snapshots_is_refused():
