@@ -96,7 +96,13 @@ def with_limit(
 
 
 def _steady(results: Dict[str, Dict[str, Any]], name: str) -> Optional[float]:
-    return results.get(name, {}).get("steady_sps")
+    """A system's steady steps/s for ratios and targets; None where it did not
+    run, or where worker processes exited in its window (measured on fewer
+    envs than it names, it compares with nothing)."""
+    result = results.get(name, {})
+    if (result.get("cpu") or {}).get("workers_exited"):
+        return None
+    return result.get("steady_sps")
 
 
 def ratios(results: Dict[str, Dict[str, Any]]) -> Dict[str, float]:
