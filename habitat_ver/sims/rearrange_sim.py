@@ -53,7 +53,7 @@ class FurnitureNavmeshRearrangeSim(RearrangeSim):
     # RearrangeSim.reset returns no observation (habitat-lab's own override).
     def reset(self) -> None:  # type: ignore[override]
         super().reset()
-        if self._kinematic_mode:
+        if self.habitat_config.kinematic_mode:
             self.make_furniture_kinematic()
 
     def make_furniture_kinematic(self) -> None:
