@@ -228,12 +228,12 @@ def test_real_sim_workloads_check_their_own_targets_instead():
     }
     pick = sps_report.targets(results, None, workload="pick")
     assert pick["ver >= 1.2x ddppo"] == [106.0, 120.0, False]
-    # a reference that did not run, or a run without CPU readings, leaves its
-    # targets out
     # a run that lost an env worker in its window compares with nothing
     results["upstream_ver"]["cpu"] = {"workers_exited": {"env_workers": 1}}
     assert "ver >= 1.5x upstream_ver" not in sps_report.targets(results, None, workload="pointnav")
     assert "ver/upstream_ver" not in sps_report.ratios(results)
+    # a reference that did not run, or a run without CPU readings, leaves its
+    # targets out
     del results["upstream_ver"], results["ddppo"]["cpu"]
     assert list(sps_report.targets(results, None, workload="pointnav")) == ["ver >= 1.05x ddppo"]
 
