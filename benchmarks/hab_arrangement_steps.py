@@ -4,7 +4,7 @@ Issue 39, item 3.  VER gains over lock-step where envs step at different
 speeds; on HAB the speed differs with the scene (furniture to render and to
 collide with).  For every arrangement ``make_hab_dataset`` built (train and
 val), this steps one env of the pick workload (``trainer_sps.py --workloads
-pick``: ``rearrange/ver_pick`` with :data:`hab_pick_learning.PICK_ON_A_CPU`)
+pick``: ``rearrange/ver_pick`` with :data:`hab_skill_learning.PICK_ON_A_CPU`)
 on that arrangement alone, in its own worker answered at once with the zero
 action (:func:`wait_bound.env_ceiling`: no policy, no learning; the robot
 stands still, so every scene does the same work: a sampled action made the
@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import hab_pick_learning
+import hab_skill_learning
 import sps_report
 import wait_bound
 
@@ -84,13 +84,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     rows = []
     for split, scenes in arrangements(SCENE_CONFIG).items():
         for scene in scenes:
-            overrides = hab_pick_learning.PICK_ON_A_CPU + [
+            overrides = hab_skill_learning.PICK_ON_A_CPU + [
                 "habitat_baselines.num_environments=1",
                 f"habitat.dataset.split={split}",
                 f"habitat.dataset.content_scenes=[{scene}]",
             ]
             ceiling = wait_bound.env_ceiling(
-                hab_pick_learning.CONFIG, overrides, args.seconds, zero_action=True
+                hab_skill_learning.CONFIG, overrides, args.seconds, zero_action=True
             )
             sps = ceiling["steps_per_s"]
             rows.append(dict(scene=scene, split=split, steps_per_s=sps, step_ms=1000.0 / sps))
@@ -99,8 +99,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         date=datetime.datetime.now().isoformat(timespec="seconds"),
         git=sps_report.git_sha(),
         load=os.getloadavg(),
-        config=hab_pick_learning.CONFIG,
-        overrides=hab_pick_learning.PICK_ON_A_CPU,
+        config=hab_skill_learning.CONFIG,
+        overrides=hab_skill_learning.PICK_ON_A_CPU,
         seconds=args.seconds,
         arrangements=rows,
         spread=spread(rows),

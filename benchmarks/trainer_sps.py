@@ -48,7 +48,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import appo_vs_sample_factory
-import hab_pick_learning
+import hab_skill_learning
 import process_cpu
 import run_logs
 import sps_report
@@ -120,10 +120,10 @@ WORKLOAD_OVERRIDES = {
     ],
     # The pick workload starts from rearrange/ver_pick (VERPolicy, the paper's
     # PPO settings) made a ddppo run, so that every variant's overrides apply
-    # to it as to the ddppo configs; with hab_pick_learning.py's policy and task
+    # to it as to the ddppo configs; with hab_skill_learning.py's policy and task
     # on a CPU, and the paper's 128x128 depth camera still rendered by every env.
     "pick": [
-        *hab_pick_learning.PICK_ON_A_CPU,
+        *hab_skill_learning.PICK_ON_A_CPU,
         "habitat_baselines.trainer_name=ddppo",
         "habitat_baselines.rollout_storage_name=LockstepRolloutStorage",
     ],

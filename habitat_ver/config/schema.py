@@ -24,6 +24,7 @@ from habitat_baselines.config.default_structured_configs import (
 )
 from habitat_ver.common.settings_sections import settings_sections
 from habitat_ver.config.aux_losses import register_aux_loss_groups
+from habitat_ver.config.hab_profile import register_profile_resolver
 
 T = TypeVar("T")
 
@@ -162,10 +163,11 @@ def render_gpu(device: int = 0) -> int:
 
 def register_configs() -> None:
     """Store our schema, composed from the registered sections, in Hydra's
-    ConfigStore and our resolver in OmegaConf (idempotent; again after a
+    ConfigStore and our resolvers in OmegaConf (idempotent; again after a
     section is registered, to store the new schema)."""
     if not OmegaConf.has_resolver(RENDER_GPU_RESOLVER):
         OmegaConf.register_new_resolver(RENDER_GPU_RESOLVER, render_gpu)
+    register_profile_resolver()
     ConfigStore.instance().store(
         group="habitat_baselines",
         name="habitat_ver_config_base",

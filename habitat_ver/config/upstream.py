@@ -25,13 +25,13 @@ config is what the run saves in its checkpoints.
 """
 
 import dataclasses
-from typing import Any, Set
+from typing import Any
 
-from habitat import logger
 from habitat.config import read_write
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from habitat_ver.common.log_once import log_once
 from habitat_ver.config.errors import ConfigError
 
 OUR_ENV_FACTORY = "habitat_ver.envs.factory.VerVectorEnvFactory"
@@ -41,14 +41,6 @@ UPSTREAM_UPDATER = "PPO"
 # Storage names that mean "the lock-step PPO storage" in upstream configs (and
 # in our ddppo configs): under `ver` they are read as VERStorage.
 LOCKSTEP_STORAGE_NAMES = ("RolloutStorage", "VERRolloutStorage", "LockstepRolloutStorage")
-
-_logged: Set[str] = set()
-
-
-def _log_once(message: str) -> None:
-    if message not in _logged:
-        _logged.add(message)
-        logger.info(message)
 
 
 def _is_upstream_env_factory(target: Any) -> bool:
@@ -83,7 +75,7 @@ def use_our_env_factory(config: Any) -> Any:
     target = config.habitat_baselines.vector_env_factory.get("_target_")
     if not _is_upstream_env_factory(target):
         return config
-    _log_once(
+    log_once(
         f"habitat_baselines.vector_env_factory._target_={target}: using {OUR_ENV_FACTORY} "
         "(same environments; upstream's shuffles the read-only content_scenes list)"
     )
@@ -110,7 +102,7 @@ def use_ver_storage(config: Any, ver_storage: type) -> Any:
             f"{config.habitat_baselines.trainer_name!r}: it needs {OUR_VER_STORAGE!r} "
             f"(or a subclass); {list(LOCKSTEP_STORAGE_NAMES)} are read as {OUR_VER_STORAGE!r}"
         )
-    _log_once(
+    log_once(
         f"habitat_baselines.rollout_storage_name={name}: the ver trainer uses "
         f"{OUR_VER_STORAGE} (VER's variable-experience storage)"
     )
@@ -140,9 +132,9 @@ def with_appo_defaults(config: Any) -> Any:
         return config  # untyped (a stored config, plain data): read as it is
     added = [key for key in ("appo", "max_nonfinite_rewards") if key in rl]
     if added:
-        _log_once(f"habitat_baselines.rl: {added} over our schema's defaults")
+        log_once(f"habitat_baselines.rl: {added} over our schema's defaults")
     else:
-        _log_once("habitat_baselines.rl.appo is not in the config: using its defaults")
+        log_once("habitat_baselines.rl.appo is not in the config: using its defaults")
     # From plain data: OmegaConf refuses to merge a node typed by upstream's
     # RLConfig into its subclass.
     try:
@@ -163,7 +155,7 @@ def use_our_updater(config: Any) -> Any:
     """
     if config.habitat_baselines.updater_name != UPSTREAM_UPDATER:
         return config
-    _log_once(
+    log_once(
         f"habitat_baselines.updater_name={UPSTREAM_UPDATER}: the appo trainer uses "
         f"{OUR_UPDATER} (same update; V-trace is its targets step)"
     )

@@ -12,8 +12,10 @@ from typing import Any, Dict, List
 import gym.spaces as spaces
 import numpy as np
 from habitat.gym.gym_wrapper import create_action_space
+from omegaconf import OmegaConf
 
 from habitat_ver.config.compose import get_config
+from habitat_ver.config.hab_profile import PROFILE_KEY
 from habitat_ver.config.hab_validate import (
     HabConfigError,
     action_space_of,
@@ -26,6 +28,13 @@ from habitat_ver.skills.registry import SKILLS
 
 def _same_box(a: spaces.Box, b: spaces.Box) -> bool:
     return a.shape == b.shape and np.array_equal(a.low, b.low) and np.array_equal(a.high, b.high)
+
+
+def _same_profile(config: Any) -> List[str]:
+    """The override that composes a skill's training config with the
+    evaluation's recipe (``hab_profile``), when it names one."""
+    profile = OmegaConf.select(config, PROFILE_KEY, default=None)
+    return [] if profile is None else [f"{PROFILE_KEY}={profile}"]
 
 
 def loaded_skills(config: Any, agent: str = "main_agent") -> Dict[str, Any]:
@@ -60,7 +69,7 @@ def check_hab_eval(config: Any, agent: str = "main_agent") -> Dict[str, Any]:
         train_name = skill.skill_data.get("train_config")
         if train_name is None:
             continue
-        train = get_config(train_name)
+        train = get_config(train_name, _same_profile(config))
         checked[key] = train
         try:
             check_registered(train)

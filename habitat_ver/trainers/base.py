@@ -48,7 +48,9 @@ from habitat_ver.compat import upstream_private
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
 from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.hab_data import HabitatDataMissingError
+from habitat_ver.config.hab_profile import resolved_profile
 from habitat_ver.config.schema import section_or_default
+from habitat_ver.config.unread_cameras import without_unread_cameras
 from habitat_ver.config.upstream import use_our_env_factory
 from habitat_ver.config.validate import validate
 from habitat_ver.distributed import requeue
@@ -178,8 +180,11 @@ class HabitatVerTrainer(CheckpointingTrainer):
     @classmethod
     def adapt_config(cls, config: Any) -> Any:
         """Hook: ``config`` with the upstream classes it names that this
-        trainer cannot run replaced by ours (:mod:`habitat_ver.config.upstream`)."""
-        return use_our_env_factory(config)
+        trainer cannot run replaced by ours (:mod:`habitat_ver.config.upstream`),
+        and without the cameras its policy does not read
+        (:mod:`habitat_ver.config.unread_cameras`); a skill config's recipe
+        resolved and logged (:mod:`habitat_ver.config.hab_profile`)."""
+        return without_unread_cameras(use_our_env_factory(resolved_profile(config)))
 
     def _init_envs(self, config: Any = None, is_eval: bool = False) -> None:
         """The env pool of kind ``ENV_POOL`` (evaluation: ``lockstep``),

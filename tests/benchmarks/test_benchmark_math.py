@@ -490,7 +490,7 @@ def test_the_pick_learning_cpu_window_ends_at_the_samplers_last_reading():
     # A run stopped at its budget logs one more update while it shuts down,
     # after the sampler's last snapshot: the window ended there, and the
     # 2026-11-28 run's CPU was "not measured".
-    learning = _load("hab_pick_learning")
+    learning = _load("hab_skill_learning")
     first = run_logs.WARMUP_UPDATES
     points = [(128 * i, 90.0, 1000.0 + 1.5 * i) for i in range(first + 6)]
     series = {"sps": ("system/sps", points)}
@@ -502,7 +502,7 @@ def test_the_pick_learning_cpu_window_ends_at_the_samplers_last_reading():
 
 
 def test_a_pick_run_is_resumed_and_evaluated_with_its_own_config_only(tmp_path):
-    learning = _load("hab_pick_learning")
+    learning = _load("hab_skill_learning")
     nonav = "rearrange/ver_pick_nonav"
     assert learning.config_mismatch(tmp_path, learning.CONFIG) is None  # nothing recorded
     learning.record_config(tmp_path, nonav)
@@ -517,7 +517,7 @@ def test_a_pick_run_is_resumed_and_evaluated_with_its_own_config_only(tmp_path):
 def test_a_run_stopped_by_sigint_sees_it_even_when_started_from_a_background_job():
     # A background job's ignored SIGINT is inherited through exec; Python then
     # has no KeyboardInterrupt handler, and the budget's Ctrl-C went unseen.
-    learning = _load("hab_pick_learning")
+    learning = _load("hab_skill_learning")
     assert learning.sigint_as_in_a_terminal is stop_signals.sigint_as_in_a_terminal
     probe = [
         sys.executable,

@@ -28,7 +28,7 @@ def test_every_documented_config_exists():
 
 @pytest.mark.parametrize("name", TRAIN)
 def test_skill_config_follows_the_paper(name):
-    config = get_config(name)
+    config = get_config(name, ["hab_profile=paper"])
     check_registered(config)
     baselines, habitat = config.habitat_baselines, config.habitat
     assert baselines.trainer_name == "ver"
@@ -77,7 +77,7 @@ def test_nav_skill_has_stop_and_force_penalty():
 
 @pytest.mark.parametrize("name", HAB)
 def test_hab_config_validates_and_loads_the_skills_its_plan_needs(name):
-    config = get_config(name)
+    config = get_config(name, ["hab_profile=paper"])
     checked = check_hab_eval(config)
     expected = {"pick", "place"}
     if not name.endswith("_nonav"):
@@ -87,6 +87,16 @@ def test_hab_config_validates_and_loads_the_skills_its_plan_needs(name):
     assert set(checked) == expected
     assert "pddl_stage_goals" in config.habitat.task.measurements
     assert f"outputs/{name}/" in config.habitat_baselines.log_file
+
+
+@pytest.mark.parametrize("name", ["hab/tidy_house", "hab/tidy_house_nonav"])
+def test_tidy_house_evaluates_the_cpu_profiles_state_only_skills(name):
+    config = get_config(name, ["hab_profile=cpu"])
+    assert config.habitat_baselines.rl.ppo.hidden_size == 128
+    checked = check_hab_eval(config)
+    for train in checked.values():
+        assert train.habitat_baselines.rl.ppo.hidden_size == 128
+        assert list(train.habitat_baselines.ver_policy.visual_keys) == []
 
 
 def test_the_learned_pick_config_loads_the_pick_alone_with_the_oracle_elsewhere():

@@ -1,30 +1,31 @@
-"""Does ``rearrange/ver_pick`` learn on the real robot?  (not a test)
+"""Does a HAB skill learn on the real robot?  (not a test)
 
-Issue 27, item 5.  Trains VER (our ``ver`` trainer, ``VERPolicy``) on HAB's
-Pick skill with habitat-sim, the paper's recipe scaled down to a 2-core CPU
-machine (:data:`SCALED`: 2 envs, 64-step rollouts, LSTM 128, 200-step episodes,
-and a policy without its depth encoder, reading the state sensors only), for
-a wall-clock budget (``--minutes``; the run is stopped there and its last
-checkpoint kept: checkpoints are written atomically) or a step budget
-(``--steps``).  Then evaluates on the same val episodes
+Trains VER (our ``ver`` trainer, ``VERPolicy``) on one HAB skill
+(``--config rearrange/ver_<skill>``) with habitat-sim in the skill config's CPU
+profile (:data:`SCALED`: ``hab_profile=cpu``, a state-only policy, no camera
+rendered, 4 envs, LSTM 128), for a wall-clock budget (``--minutes``; the run is
+stopped there and its last checkpoint kept: checkpoints are written
+atomically) or a step budget (``--steps``).  Then evaluates on the same val
+episodes
 
 * the untrained policy: the same config, weights freshly initialised
   (``eval.should_load_ckpt=False``), and
 * the last checkpoint,
 
 and writes JSON and a markdown table (metric, untrained, trained) to
-``benchmarks/results/`` with the git SHA, device, config and machine load,
-and the training's CPU milliseconds per env step by kind of process (trainer,
-env workers) over its steady window (:mod:`process_cpu`).
-Needs the generated HAB data (``python -m habitat_ver.tools.make_hab_dataset``).
+``benchmarks/results/hab_skill_learning_<skill>_<time>.{json,md}`` with the git
+SHA, device, config and machine load, and the training's CPU milliseconds per
+env step by kind of process (trainer, env workers) over its steady window
+(:mod:`process_cpu`).  Needs the generated HAB data
+(``python -m habitat_ver.tools.make_hab_dataset``).
 
-    .venv/bin/python benchmarks/hab_pick_learning.py --minutes 20 --episodes 10
+    .venv/bin/python benchmarks/hab_skill_learning.py --minutes 20 --episodes 10
     # evaluate a run stopped by hand (its last checkpoint in WORK/ckpt)
-    .venv/bin/python benchmarks/hab_pick_learning.py --evaluate-only --work WORK
+    .venv/bin/python benchmarks/hab_skill_learning.py --evaluate-only --work WORK
     # train the run in WORK 30 minutes more (from its resume state), then evaluate
-    .venv/bin/python benchmarks/hab_pick_learning.py --minutes 30 --resume --work WORK
-    # the arm-only pick (no base movement)
-    .venv/bin/python benchmarks/hab_pick_learning.py --minutes 20 --config rearrange/ver_pick_nonav
+    .venv/bin/python benchmarks/hab_skill_learning.py --minutes 30 --resume --work WORK
+    # another skill
+    .venv/bin/python benchmarks/hab_skill_learning.py --minutes 20 --config rearrange/ver_close_cab
 
 Only checkpoints count: a run stopped at its budget keeps the weights of its
 last checkpoint (every ``--checkpoint-interval`` updates), not of its last update.
@@ -55,9 +56,19 @@ from habitat_ver.system.stop_signals import sigint_as_in_a_terminal
 ROOT = Path(__file__).resolve().parents[1]
 # The paper's pick, with base movement; hab_arrangement_steps.py steps it too.
 CONFIG = "rearrange/ver_pick"
-# The pick configs this script trains (--config): the paper's, and arm only
-# (the per-skill action space the paper compares against).
-CONFIGS = (CONFIG, "rearrange/ver_pick_nonav")
+# The skill configs this script trains (--config).
+SKILLS = (
+    "pick",
+    "pick_nonav",
+    "place",
+    "place_nonav",
+    "nav_to_obj",
+    "open_fridge",
+    "close_fridge",
+    "open_cab",
+    "close_cab",
+)
+CONFIGS = tuple(f"rearrange/ver_{skill}" for skill in SKILLS)
 SENSOR = "habitat.simulator.agents.main_agent.sim_sensors.head_depth_sensor"
 # The paper's policy and task (configs/.../rearrange/ver_pick.yaml) on a CPU,
 # on make_hab_dataset's data; trainer_sps.py's pick workload (Table 1) runs them too.
@@ -71,14 +82,11 @@ PICK_ON_A_CPU = [
     # without it the run does ~50 steps/s on 2 loaded cores.
     "habitat_baselines.ver_policy.visual_keys=[]",
 ]
-# The paper's settings scaled to 2 cores for a learning run.
+# A learning run: the skill config's CPU profile (hab_profile=cpu: state-only
+# policy, no camera rendered, 4 envs, LSTM 128; habitat_ver/config/hab_profile.py).
 SCALED = [
-    *PICK_ON_A_CPU,
-    "habitat_baselines.num_environments=2",  # paper: 16
-    "habitat_baselines.rl.ppo.num_steps=64",  # paper: 128
-    f"{SENSOR}.width=64",  # paper: 128
-    f"{SENSOR}.height=64",
-    "habitat_baselines.learner.num_threads=1",
+    "hab_data=generated",
+    "hab_profile=cpu",
     "habitat_baselines.rl.ppo.use_linear_lr_decay=False",  # a time budget has no end step
 ]
 AVERAGE = re.compile(r"Average episode ([\w./-]+): (-?[0-9.eE+-]+|nan|inf)")
@@ -128,6 +136,8 @@ def training_cpu(tb: Path, log: Path, sampler: process_cpu.ProcessSampler) -> Di
     """CPU per env step by kind of process over the training's steady window
     (read from its TensorBoard events ``tb`` and ``log``), or ``{"error": why}``."""
     try:
+        if not tb.is_dir():
+            raise ValueError(f"the run wrote no TensorBoard folder {tb}")
         series = run_logs.read_run(str(tb), log.read_text())
         if not sampler.snapshots:
             raise ValueError("no CPU snapshots")
@@ -237,16 +247,14 @@ def main() -> None:
         help="train the run in --work further, from its resume state (its own TensorBoard "
         "folder and log: tb_resumed_<n>, train_resumed_<n>.log)",
     )
-    parser.add_argument(
-        "--config", choices=CONFIGS, default=CONFIG, help="the pick config to train"
-    )
+    parser.add_argument("--config", choices=CONFIGS, default=CONFIG, help="the skill to train")
     parser.add_argument("--episodes", type=int, default=20, help="val episodes per evaluation")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--override", action="append", default=[], help="extra Hydra override (repeatable)"
     )
     parser.add_argument("--checkpoint-interval", type=int, default=10, help="in updates")
-    parser.add_argument("--work", type=Path, default=Path("/tmp/hab_pick_learning"))
+    parser.add_argument("--work", type=Path, default=Path("/tmp/hab_skill_learning"))
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results")
     args = parser.parse_args()
 
@@ -306,7 +314,7 @@ def main() -> None:
     print(f"trained {train['step']} steps in {train['wall_s']:.0f} s; evaluating {last.name}")
 
     report = {
-        "benchmark": "hab_pick_learning",
+        "benchmark": "hab_skill_learning",
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "git_sha": sps_report.git_sha(),
         "device": "cpu (habitat-sim CPU rendering, torch CPU)",
@@ -328,7 +336,7 @@ def main() -> None:
     }
     report["load_after"] = os.getloadavg()
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = args.out / f"hab_pick_learning_{stamp}"
+    path = args.out / f"hab_skill_learning_{args.config.split('/ver_')[-1]}_{stamp}"
     sps_report.write_json(report, path.with_suffix(".json"))
     md = (
         f"{args.config}, {train['step']} steps in {train['wall_s']:.0f} s, "

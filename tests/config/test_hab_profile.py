@@ -1,0 +1,74 @@
+"""The skill configs' paper and CPU recipes (habitat_ver/config/hab_profile.py)."""
+
+import pytest
+
+from habitat_ver.config import hab_profile
+from habitat_ver.config.compose import get_config
+from habitat_ver.config.errors import ConfigError
+from habitat_ver.config.hab_validate import observation_space_of
+from habitat_ver.config.unread_cameras import without_unread_cameras
+
+# (envs, LSTM width, steps, visual keys) of each recipe.
+PAPER = (16, 512, 5e8, None)
+CPU = (4, 128, 2e6, [])
+
+
+def _recipe(config):
+    baselines = config.habitat_baselines
+    keys = baselines.ver_policy.visual_keys
+    return (
+        baselines.num_environments,
+        baselines.rl.ppo.hidden_size,
+        baselines.total_num_steps,
+        None if keys is None else list(keys),
+    )
+
+
+@pytest.mark.parametrize(
+    "profile, cuda, expected",
+    [
+        ("auto", False, CPU),
+        ("auto", True, PAPER),
+        ("paper", False, PAPER),
+        ("cpu", True, CPU),
+    ],
+)
+def test_the_profile_picks_the_recipe(monkeypatch, profile, cuda, expected):
+    monkeypatch.setattr(hab_profile, "cuda_available", lambda: cuda)
+    config = get_config("rearrange/ver_place", [f"hab_profile={profile}"])
+    assert _recipe(config) == expected
+    resolved = hab_profile.resolved_profile(config)
+    assert _recipe(resolved) == expected
+    assert "${" not in str(resolved.habitat.task.measurements)
+
+
+def test_a_key_given_on_the_command_line_wins_over_the_profile():
+    config = get_config(
+        "rearrange/ver_pick", ["hab_profile=cpu", "habitat_baselines.num_environments=2"]
+    )
+    assert _recipe(config) == (2, 128, 2e6, [])
+
+
+def test_an_articulated_skill_on_the_cpu_reads_the_marker_and_needs_no_stop():
+    config = without_unread_cameras(
+        hab_profile.resolved_profile(get_config("rearrange/ver_close_fridge", ["hab_profile=cpu"]))
+    )
+    shapes = {k: s.shape for k, s in observation_space_of(config).spaces.items()}
+    assert shapes == {
+        "marker_rel_pos": (3,),
+        "joint": (7,),
+        "ee_pos": (3,),
+        "is_holding": (1,),
+        "relative_resting_position": (3,),
+    }
+    assert config.habitat.task.measurements.art_obj_success.must_call_stop is False
+    paper = get_config("rearrange/ver_close_fridge", ["hab_profile=paper"])
+    assert "marker_rel_pos" not in paper.habitat.gym.obs_keys
+    assert paper.habitat.task.measurements.art_obj_success.must_call_stop is True
+
+
+def test_an_unknown_profile_is_named_with_the_allowed_ones():
+    with pytest.raises(
+        ConfigError, match=r"hab_profile='gpu' is not allowed; allowed: auto, paper, cpu"
+    ):
+        hab_profile.profile_in_effect("gpu")
