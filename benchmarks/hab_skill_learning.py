@@ -82,6 +82,14 @@ PICK_ON_A_CPU = [
     # without it the run does ~50 steps/s on 2 loaded cores.
     "habitat_baselines.ver_policy.visual_keys=[]",
 ]
+# The pick env without its camera for every trainer, upstream's too (ours drop
+# a camera the policy does not read by themselves:
+# habitat_ver/config/unread_cameras.py): physics only.
+PHYSICS_ONLY = [
+    "~habitat.simulator.agents.main_agent.sim_sensors.head_depth_sensor",
+    "habitat.simulator.concur_render=False",
+    "habitat.gym.obs_keys=[obj_start_sensor,joint,is_holding,relative_resting_position]",
+]
 # A learning run: the skill config's CPU profile (hab_profile=cpu: state-only
 # policy, no camera rendered, 4 envs, LSTM 128; habitat_ver/config/hab_profile.py).
 SCALED = [

@@ -121,9 +121,10 @@ WORKLOAD_OVERRIDES = {
     # The pick workload starts from rearrange/ver_pick (VERPolicy, the paper's
     # PPO settings) made a ddppo run, so that every variant's overrides apply
     # to it as to the ddppo configs; with hab_skill_learning.py's policy and task
-    # on a CPU, and the paper's 128x128 depth camera still rendered by every env.
+    # on a CPU, physics only (no camera: the state-only policy reads none).
     "pick": [
         *hab_skill_learning.PICK_ON_A_CPU,
+        *hab_skill_learning.PHYSICS_ONLY,
         "habitat_baselines.trainer_name=ddppo",
         "habitat_baselines.rollout_storage_name=LockstepRolloutStorage",
     ],
