@@ -25,6 +25,7 @@ from habitat_baselines.config.default_structured_configs import (
 from habitat_ver.common.settings_sections import settings_sections
 from habitat_ver.config.aux_losses import register_aux_loss_groups
 from habitat_ver.config.hab_profile import register_profile_resolver
+from habitat_ver.config.shipped_skills import register_shipped_resolver
 
 T = TypeVar("T")
 
@@ -168,6 +169,7 @@ def register_configs() -> None:
     if not OmegaConf.has_resolver(RENDER_GPU_RESOLVER):
         OmegaConf.register_new_resolver(RENDER_GPU_RESOLVER, render_gpu)
     register_profile_resolver()
+    register_shipped_resolver()
     ConfigStore.instance().store(
         group="habitat_baselines",
         name="habitat_ver_config_base",

@@ -1,0 +1,108 @@
+"""Ship a trained skill checkpoint with habitat-ver.
+
+    python -m habitat_ver.tools.ship_skill close_cab WORK/ckpt/ckpt.12.pth \
+        --result benchmarks/results/hab_skill_learning_close_cab_<time>.json
+
+writes ``habitat_ver/skill_checkpoints/close_cab.pth`` (the policy weights and
+the training config; no optimizer state, no resume state) atomically, and the
+skill's record in ``provenance.json`` beside it: the config it was trained
+with, the commit and step count it was trained to, the data generator's
+version, the file's size and SHA-256, and (with ``--result``) its success on the
+val arrangements untrained and trained, read from ``hab_skill_learning.py``'s
+result record.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+from typing import Any, Dict, List, Optional
+
+from habitat_ver.common.atomic import write_atomically
+from habitat_ver.common.checkpoint import (
+    config_to_plain,
+    load_checkpoint_file,
+    save_checkpoint_file,
+)
+from habitat_ver.config.shipped_skills import PROVENANCE, SHIPPED_DIR, provenance
+from habitat_ver.tools.make_hab_dataset import EPISODES_SUBDIR
+
+# What the shipped file keeps of a training checkpoint.
+KEPT = ("state_dict", "config")
+
+
+def success_of(metrics: Dict[str, float]) -> Optional[float]:
+    """The skill's success rate among evaluation averages (the one metric
+    named ``*_success``), or None."""
+    found = [v for k, v in metrics.items() if k.endswith("_success") and "." not in k]
+    return found[0] if len(found) == 1 else None
+
+
+def record(skill: str, source: str, shipped: str, result: Optional[Dict[str, Any]]) -> Dict:
+    checkpoint = load_checkpoint_file(source)
+    config = checkpoint["config"]
+    extra = checkpoint.get("extra_state") or {}
+    with open(shipped, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    entry: Dict[str, Any] = {
+        "file": os.path.basename(shipped),
+        "bytes": os.path.getsize(shipped),
+        "sha256": digest,
+        "task": str(config.habitat.task.type),
+        "obs_keys": [str(k) for k in config.habitat.gym.obs_keys],
+        "hidden_size": int(config.habitat_baselines.rl.ppo.hidden_size),
+        "steps": extra.get("step"),
+        "data": EPISODES_SUBDIR,
+    }
+    if result is not None:
+        entry.update(
+            config=result["config"],
+            commit=result["git_sha"],
+            date=result["date"],
+            val_episodes=result["episodes"],
+            val_success_untrained=success_of(result["untrained"]["metrics"]),
+            val_success_trained=success_of(result["trained"]["metrics"]),
+            wall_s=result["train"].get("wall_s"),
+        )
+    return entry
+
+
+def ship(skill: str, source: str, result_path: Optional[str]) -> Dict[str, Any]:
+    """Write the slim checkpoint of ``skill`` and its provenance record."""
+    checkpoint = load_checkpoint_file(source)
+    missing = [k for k in KEPT if k not in checkpoint]
+    if missing:
+        raise ValueError(f"{source} holds no {missing}: not a policy checkpoint")
+    # Stored as plain data, as the trainers store it (load_checkpoint_file
+    # hands back a read-only DictConfig).
+    slim = {"state_dict": checkpoint["state_dict"], "config": config_to_plain(checkpoint["config"])}
+    slim["extra_state"] = {"step": (checkpoint.get("extra_state") or {}).get("step")}
+    shipped = os.path.join(SHIPPED_DIR, f"{skill}.pth")
+    save_checkpoint_file(slim, shipped)
+    result = None
+    if result_path is not None:
+        with open(result_path) as f:
+            result = json.load(f)
+    records = provenance()
+    records[skill] = record(skill, source, shipped, result)
+    text = (json.dumps(records, indent=2, sort_keys=True) + "\n").encode()
+    write_atomically(os.path.join(SHIPPED_DIR, PROVENANCE), lambda f: f.write(text))
+    return records[skill]
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("skill", help="the hab_skill_checkpoints key, e.g. pick or close_cab")
+    parser.add_argument("checkpoint", help="a training checkpoint (ckpt.<n>.pth)")
+    parser.add_argument("--result", help="hab_skill_learning.py's result record of the run")
+    args = parser.parse_args(argv)
+    if not os.path.isfile(args.checkpoint):
+        parser.error(f"checkpoint {args.checkpoint!r} is not a file")
+    entry = ship(args.skill, args.checkpoint, args.result)
+    print(f"shipped {args.skill}: {entry['file']} ({entry['bytes']} bytes, {entry['steps']} steps)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""Shipping a trained skill checkpoint (habitat_ver/tools/ship_skill.py)."""
+
+import json
+
+import pytest
+import torch
+
+from habitat_ver.common.checkpoint import (
+    config_to_plain,
+    load_checkpoint_file,
+    save_checkpoint_file,
+)
+from habitat_ver.config import shipped_skills
+from habitat_ver.config.compose import get_config
+from habitat_ver.config.hab_profile import resolved_profile
+from habitat_ver.tools import ship_skill
+
+
+@pytest.fixture
+def shipped_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "skill_checkpoints"
+    folder.mkdir()
+    monkeypatch.setattr(shipped_skills, "SHIPPED_DIR", str(folder))
+    monkeypatch.setattr(ship_skill, "SHIPPED_DIR", str(folder))
+    return folder
+
+
+def _training_checkpoint(path):
+    config = resolved_profile(get_config("rearrange/ver_close_cab", ["hab_profile=cpu"]))
+    state = {
+        "state_dict": {"w": torch.arange(6.0).reshape(2, 3)},
+        "optim_state": {"lots": torch.zeros(1000)},
+        "config": config_to_plain(config),
+        "extra_state": {"step": 4096, "wall_time": 12.5},
+    }
+    save_checkpoint_file(state, str(path))
+
+
+def _result(path):
+    record = {
+        "config": "rearrange/ver_close_cab",
+        "git_sha": "abc123",
+        "date": "2026-11-29T01:00:00",
+        "episodes": 20,
+        "train": {"wall_s": 1500.0},
+        "untrained": {"metrics": {"art_obj_success": 0.0, "num_steps": 200.0}},
+        "trained": {"metrics": {"art_obj_success": 0.35, "art_obj_reward": 3.1}},
+    }
+    path.write_text(json.dumps(record))
+
+
+def test_the_shipped_file_keeps_the_weights_and_config_and_says_where_it_came_from(
+    tmp_path, shipped_dir
+):
+    source, result = tmp_path / "ckpt.3.pth", tmp_path / "result.json"
+    _training_checkpoint(source)
+    _result(result)
+    entry = ship_skill.ship("close_cab", str(source), str(result))
+
+    shipped = load_checkpoint_file(str(shipped_dir / "close_cab.pth"))
+    assert sorted(shipped) == ["config", "extra_state", "state_dict"]
+    assert torch.equal(shipped["state_dict"]["w"], torch.arange(6.0).reshape(2, 3))
+    assert shipped["extra_state"] == {"step": 4096}
+    assert entry["bytes"] == (shipped_dir / "close_cab.pth").stat().st_size
+    assert entry["bytes"] < source.stat().st_size  # no optimizer state
+    assert (entry["task"], entry["hidden_size"], entry["steps"]) == (
+        "RearrangeCloseDrawerTask-v0",
+        128,
+        4096,
+    )
+    assert entry["obs_keys"][0] == "marker_rel_pos" and "head_depth" not in entry["obs_keys"]
+    assert (entry["val_success_untrained"], entry["val_success_trained"]) == (0.0, 0.35)
+    assert (entry["commit"], entry["val_episodes"]) == ("abc123", 20)
+    assert shipped_skills.provenance() == {"close_cab": entry}
+
+
+def test_the_shipped_path_is_the_one_the_hab_configs_read(shipped_dir):
+    config = get_config("hab/tidy_house_nonav", ["hab_profile=cpu"])
+    assert config.hab_skill_checkpoints.close_cab == str(shipped_dir / "close_cab.pth")
+    paper = get_config("hab/tidy_house_nonav", ["hab_profile=paper"])
+    assert paper.hab_skill_checkpoints.close_cab == (
+        "outputs/rearrange/ver_close_cab/checkpoints/latest.pth"
+    )
+
+
+@pytest.mark.parametrize(
+    "metrics, expected",
+    [
+        ({"pick_success": 0.5, "num_steps": 3.0}, 0.5),
+        ({"art_obj_success": 0.0}, 0.0),
+        ({"reward": 1.0}, None),
+        ({"pick_success": 0.5, "place_success": 0.1}, None),  # ambiguous
+    ],
+)
+def test_success_is_the_one_success_metric(metrics, expected):
+    assert ship_skill.success_of(metrics) == expected
