@@ -26,7 +26,7 @@ import contextlib
 import json
 import statistics
 import time
-from typing import Any, ContextManager, Dict, List
+from typing import Any, Callable, ContextManager, Dict, List
 
 import numpy as np
 import torch
@@ -34,7 +34,6 @@ from gym import spaces
 
 import habitat_ver  # noqa: F401  (sim-free mode before habitat imports)
 import sps_report
-from policy_encoder import median_seconds
 from habitat_baselines.common.baseline_registry import baseline_registry
 
 from habitat_ver.config.compose import get_config
@@ -42,6 +41,23 @@ from habitat_ver.envs.builder import build_env
 from habitat_ver.policies.agent_config import agent_policy_config
 
 VARIANTS = ("eager", "channels_last", "autocast", "compile")
+
+
+def median_seconds(step: Callable[[], None], device: str, reps: int, warmup: int) -> float:
+    """Median wall seconds of ``reps`` calls of ``step`` after ``warmup`` untimed ones
+    (CUDA synchronised around each)."""
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(reps):
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        step()
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def _parse() -> argparse.Namespace:

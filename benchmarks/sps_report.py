@@ -3,13 +3,14 @@ ratios, the targets, the table, the plot, and the Sample Factory run."""
 
 import argparse
 import json
-import math
-import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
-import process_cpu
+import convert
+import plots
+import records
+import tables
 
 from habitat_ver.common.atomic import write_atomically
 
@@ -29,29 +30,12 @@ RATIOS = [
 VER_SETTINGS = ("ver", "ver_overlap", "ver_auto")
 
 
-def git_sha() -> str:
-    """The checkout's commit, or "unknown" outside a git checkout; for reports."""
-    try:
-        return subprocess.check_output(
-            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, text=True
-        ).strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+git_sha = records.git_sha
 
 
 def to_json(report: Dict[str, Any]) -> str:
     """JSON with NaN/inf written as null (strict JSON readers reject them)."""
-
-    def clean(value: Any) -> Any:
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [clean(v) for v in value]
-        return value
-
-    return json.dumps(clean(report), indent=2)
+    return json.dumps(records.clean(report), indent=2)
 
 
 # A steady rate this far above the wait-bound limit cannot come from the
@@ -148,7 +132,7 @@ def targets(
     workload of :data:`SIM_TARGETS` those and :data:`SIM_CPU_TARGETS`,
     otherwise the wait-bound ones of VER's regime.
 
-    The issue defines the limit as the sum over envs of 1 / mean step time.
+    The limit is the sum over envs of 1 / mean step time.
     Two readings of it are checked side by side: ``limit``, the wait-only
     formula (Doom's own step counted as free), and ``ceiling``, the envs'
     measured rate when answered at once (their whole step: Doom, the wait and
@@ -242,21 +226,11 @@ def print_table(name: str, entry: Dict[str, Any]) -> None:
         )
         if res.get("over_limit"):
             print(f"  {system}: ABOVE the wait-bound limit, so not on this workload's envs")
-    print_cpu_table(results, info["envs"])
+    print_cpu_table(name, entry)
     for pair, value in entry.get("ratios", {}).items():
         print(f"  {pair}: {value:.2f}x")
     for target, (value, bound, met) in entry.get("targets", {}).items():
         print(f"  target {target}: {value:.1f} vs {bound:.1f} {'met' if met else 'NOT met'}")
-
-
-def _kinds_present(results: Dict[str, Dict[str, Any]], section: str) -> List[str]:
-    """The process kinds (process_cpu.KINDS order) that some system's
-    ``section`` (``cpu``'s ``ms_per_step``, or ``memory``) holds."""
-    present = set()
-    for res in results.values():
-        found = res.get(section) or {}
-        present |= set(found.get("ms_per_step", {}) if section == "cpu" else found)
-    return [k for k in process_cpu.KINDS if k in present]
 
 
 def cpu_line(cpu: Optional[Dict]) -> str:
@@ -279,131 +253,20 @@ def cpu_line(cpu: Optional[Dict]) -> str:
     )
 
 
-def print_cpu_table(results: Dict[str, Dict[str, Any]], envs: int) -> None:
-    """Per system: CPU milliseconds per env step of each kind of process over
-    the steady window, the run's cores in use and the machine's idle share;
-    then unique memory (USS) per env of each kind."""
-    kinds = _kinds_present(results, "cpu")
-    if not kinds:
-        return
-    print("CPU ms per env step (steady window), by process kind:")
-    print(
-        f"{'system':16s} "
-        + " ".join(f"{k[:14]:>14s}" for k in kinds)
-        + f" {'total':>7s} {'cores':>6s} {'idle %':>7s}"
-    )
-    for system, res in results.items():
-        cpu = res.get("cpu")
-        if not cpu:
-            continue
-        idle = cpu.get("machine_idle_share")
-        print(
-            f"{system:16s} "
-            + " ".join(_fmt(cpu["ms_per_step"].get(k), "14.2f") for k in kinds)
-            + f" {cpu['total_ms_per_step']:7.2f} {cpu['cores_used']:6.2f} "
-            + _fmt(None if idle is None else 100 * idle, "7.1f")
-        )
-    for system, res in results.items():
-        exited = (res.get("cpu") or {}).get("workers_exited")
-        if exited:
-            lost = ", ".join(f"{n} of its {kind}" for kind, n in exited.items())
-            print(
-                f"{system}: {lost} exited during the steady window; "
-                f"its steps/s is not of {envs} envs"
-            )
-    kinds = _kinds_present(results, "memory")
-    if not kinds:
-        return
-    print(f"unique memory (USS) MB per env ({envs} envs), by process kind:")
-    print(f"{'system':16s} " + " ".join(f"{k[:14]:>14s}" for k in kinds) + f" {'total':>7s}")
-    for system, res in results.items():
-        memory = res.get("memory")
-        if not memory:
-            continue
-        per_env = {k: v["uss_mb"] / envs for k, v in memory.items()}
-        print(
-            f"{system:16s} "
-            + " ".join(_fmt(per_env.get(k), "14.1f") for k in kinds)
-            + f" {sum(per_env.values()):7.1f}"
-        )
+def print_cpu_table(name: str, entry: Dict[str, Any]) -> None:
+    """The workload's systems as the docs show them: steps/s, ratios, CPU per
+    step by kind of process, cores used, idle share (its record's table)."""
+    (made,) = convert.from_trainer_sps({"workloads": {name: entry}})
+    print(tables.sps_table([made], made["workload"]))
 
 
 def plot(report: Dict[str, Any], path: Path) -> None:
-    """Steady steps/s per system and workload (the limit as a line), and the
-    collection share of an update's wall time."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        from matplotlib.figure import Figure
-    except ImportError:
-        print("matplotlib is not installed: no plot")
-        return
-    workloads = report["workloads"]
-    systems: List[str] = []
-    for entry in workloads.values():
-        systems += [s for s in entry["results"] if s not in systems]
-    figure = Figure(figsize=(3 + 1.2 * len(workloads) * len(systems) / 2, 10), tight_layout=True)
-    top, bottom, cpu_axis = figure.subplots(3, 1, sharex=True)
-    width = 0.8 / max(len(systems), 1)
-    for i, system in enumerate(systems):
-        xs = [x + i * width for x in range(len(workloads))]
-        res = [w["results"].get(system, {}) for w in workloads.values()]
-        top.bar(xs, [r.get("steady_sps", 0.0) for r in res], width, label=system)
-        bottom.bar(xs, [r.get("collect_share") or 0.0 for r in res], width, label=system)
-        for x, r in zip(xs, res):
-            if r.get("collect_share") is None:  # not logged: say so, not 0
-                bottom.text(x, 0.02, "n/a", ha="center", fontsize="x-small", rotation=90)
-    for x, entry in enumerate(workloads.values()):
-        limit = entry["workload"].get("limit_sps")
-        if limit:
-            top.hlines(limit, x - width / 2, x + 0.8 - width / 2, colors="k", linestyles="--")
-    highest = [r.get("steady_sps", 0.0) for w in workloads.values() for r in w["results"].values()]
-    highest += [w["workload"].get("limit_sps") or 0.0 for w in workloads.values()]
-    top.set_ylim(0, 1.45 * max(highest + [1.0]))  # room for the legend above the limit
-    top.set_ylabel("steady steps/s (-- wait-bound limit)")
-    bottom.set_ylabel("collection share of wall time")
-    _plot_cpu(cpu_axis, workloads, systems, width)
-    cpu_axis.set_xticks([x + 0.4 - width / 2 for x in range(len(workloads))])
-    cpu_axis.set_xticklabels(list(workloads))
-    top.legend(fontsize="small", ncol=2)
-    top.set_title(f"{report['cpus']} CPUs, git {report['git_sha'][:8]}")
-    partial = path.with_suffix(".tmp.png")
-    figure.savefig(partial)
-    partial.replace(path)
-    print(f"plot: {path}")
-
-
-def _plot_cpu(axis: Any, workloads: Dict[str, Any], systems: List[str], width: float) -> None:
-    """Stacked bars: CPU ms per env step of each kind of process, per system
-    (labelled under the bar), over the steady window."""
-    kinds = [
-        k
-        for k in process_cpu.KINDS
-        if any(k in _kinds_present(w["results"], "cpu") for w in workloads.values())
-    ]
-    colours = {k: f"C{i}" for i, k in enumerate(kinds)}
-    labelled = set()
-    tallest = 0.0
-    for i, system in enumerate(systems):
-        for x, entry in enumerate(workloads.values()):
-            cpu = entry["results"].get(system, {}).get("cpu")
-            if not cpu:
-                continue
-            base = 0.0
-            for kind in kinds:
-                value = cpu["ms_per_step"].get(kind, 0.0)
-                label = None if kind in labelled or value < 0.005 else kind
-                if label:
-                    labelled.add(kind)
-                xs = x + i * width
-                axis.bar(xs, value, width, bottom=base, color=colours[kind], label=label)
-                base += value
-            axis.text(xs, base, system, ha="center", va="bottom", fontsize=6, rotation=90)
-            tallest = max(tallest, base)
-    axis.set_ylim(0, 1.3 * tallest if tallest else 1.0)  # room for the system names
-    axis.set_ylabel("CPU ms per env step (steady)")
-    axis.legend(fontsize="small", ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    """One picture per workload (``<path stem>_<workload>.png``): steady
+    steps/s and CPU per env step of every system, as the docs draw them."""
+    for made in convert.from_trainer_sps(report):
+        where = path.with_name(f"{path.stem}_{made['workload']}.png")
+        if plots.sps_png([made], made["workload"], made["settings"]["config"], where):
+            print(f"plot: {where}")
 
 
 def run_sample_factory(args: argparse.Namespace, info: Dict[str, Any]) -> Dict[str, Any]:

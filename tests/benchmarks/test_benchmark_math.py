@@ -20,6 +20,8 @@ from habitat_ver.config.embedded_env import StragglerConfig
 from habitat_ver.system import stop_signals
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+# The scripts import each other by name, as they do when run from benchmarks/.
+sys.path.insert(0, str(BENCHMARKS))
 
 
 def _load(name):

@@ -1,0 +1,159 @@
+"""Markdown tables of the learning workloads, rendered from records: sample
+efficiency, blind PointNav, the HAB skills, the TP-SRL stages and the demo."""
+
+from typing import Any, Dict, List, Optional
+
+import convert
+import records
+from tables import SYSTEM_NAMES, num, run_label, table
+
+Record = Dict[str, Any]
+
+
+def _newest(all_records: List[Record], workload: str, **settings: Any) -> Optional[Record]:
+    found = records.of_workload(all_records, workload, **settings)
+    return found[-1] if found else None
+
+
+def _kilo(steps: Optional[float]) -> str:
+    return "" if steps is None else f"{steps / 1000:.1f}k"
+
+
+def sample_efficiency_table(all_records: List[Record]) -> str:
+    """Per system and seed: steps to the threshold / final return / steady
+    steps/s (machine idle %)."""
+    record = _newest(all_records, "sample_efficiency")
+    if record is None:
+        return "No record of this workload yet.\n"
+    seeds = sorted({s for v in record["systems"].values() for s in v["seeds"]})
+    rows = []
+    for name, system in record["systems"].items():
+        cells = [SYSTEM_NAMES.get(name, name)]
+        for seed in seeds:
+            run = system["seeds"].get(seed, {})
+            idle = run.get("idle_share")
+            cells.append(
+                f"{_kilo(run.get('steps_to_threshold'))} / {num(run.get('final_return'), '.0f')}"
+                f" / {num(run.get('steps_per_s'), '.0f')} ({num(idle and 100 * idle, '.0f')}%)"
+            )
+        rows.append(cells)
+    header = ["system"] + [f"seed {s}" for s in seeds]
+    note = f"\nRun: {run_label(record)}; threshold {num(record['settings']['threshold'], '.0f')}.\n"
+    return table(header, rows) + note
+
+
+def pointnav_blind_table(all_records: List[Record]) -> str:
+    """Per system and seed: steps to window success 0.8 / final window success,
+    SPL / val success, SPL / steady steps/s."""
+    record = _newest(all_records, "pointnav_blind")
+    if record is None:
+        return "No record of this workload yet.\n"
+    seeds = sorted({s for v in record["systems"].values() for s in v["seeds"]})
+    rows = []
+    for name, system in record["systems"].items():
+        cells = [SYSTEM_NAMES.get(name, name)]
+        for seed in seeds:
+            r = system["seeds"][seed]
+            cells.append(
+                f"{_kilo(r['steps_to_threshold'])} / {r['final_success']:.2f}, "
+                f"{r['final_spl']:.2f} / {r['val_success']:.2f}, {r['val_spl']:.2f} / "
+                f"{r['steps_per_s']:.0f}"
+            )
+        rows.append(cells)
+    note = f"\nRun: {run_label(record)}.\n"
+    return table(["system"] + [f"seed {s}" for s in seeds], rows) + note
+
+
+def _newest_per_config(all_records: List[Record]) -> List[Record]:
+    newest: Dict[str, Record] = {}
+    for record in records.of_workload(all_records, "skill_learning"):
+        newest[record["settings"]["config"]] = record
+    return [newest[c] for c in sorted(newest)]
+
+
+def skills_table(all_records: List[Record]) -> str:
+    """HAB skills: success on val arrangements, untrained vs trained; one row
+    per skill config, its newest record."""
+    rows = []
+    for record in _newest_per_config(all_records):
+        ver = record["systems"]["ver"]
+        metric = convert.success_metric(ver["trained"]) or convert.success_metric(ver["untrained"])
+        wall = ver.get("wall_s")
+        rows.append(
+            [
+                f"`{record['settings']['config']}`",
+                num(ver.get("steps"), ",.0f"),
+                num(wall and wall / 60, ".0f"),
+                metric or "",
+                num(ver["untrained"].get(metric) if metric else None, ".2f"),
+                num(ver["trained"].get(metric) if metric else None, ".2f"),
+                num(record["settings"].get("episodes"), "d"),
+                run_label(record),
+            ]
+        )
+    if not rows:
+        return "No skill-learning record yet.\n"
+    header = ["config", "steps", "wall min", "success metric", "untrained", "trained"]
+    return table(header + ["val episodes", "run"], rows)
+
+
+# The figures of a skill run beside its success, untrained -> trained.
+SKILL_DETAIL = {
+    "reward": "episode return",
+    "did_pick_object": "grasped",
+    "ee_to_object_distance.0": "end effector to object (m)",
+    "force_terminate": "ended on the force limit",
+    "robot_collisions.robot_scene_colls": "robot-scene collisions",
+}
+
+
+def skill_detail_table(all_records: List[Record]) -> str:
+    """Per skill config (newest record): each of :data:`SKILL_DETAIL`,
+    untrained -> trained."""
+    rows = []
+    for record in _newest_per_config(all_records):
+        ver = record["systems"]["ver"]
+        cells = [f"`{record['settings']['config']}`"]
+        for key in SKILL_DETAIL:
+            before, after = ver["untrained"].get(key), ver["trained"].get(key)
+            cells.append("" if before is None else f"{before:.2f} -> {after:.2f}")
+        rows.append(cells)
+    if not rows:
+        return "No skill-learning record yet.\n"
+    return table(["config", *SKILL_DETAIL.values()], rows)
+
+
+def stages_table(all_records: List[Record], kind: str) -> str:
+    """Success (%) after each stage of the newest ``hab_stages`` record of
+    ``kind`` ("oracle", "learned"), as ``hab_stage_report`` writes it."""
+    from habitat_ver.tools.hab_stage_report import Evaluation, markdown_table
+
+    record = _newest(all_records, "hab_stages", kind=kind)
+    if record is None:
+        return "No record of these evaluations yet.\n"
+    runs = {
+        name: Evaluation(metrics=run["metrics"], episodes=run["episodes"])
+        for name, run in record["systems"].items()
+    }
+    return markdown_table(runs) + f"\nRun: {run_label(record)}.\n"
+
+
+def demo_table(all_records: List[Record]) -> str:
+    """``make demo``'s run: steps, wall time, steps/s, return, load."""
+    record = _newest(all_records, "demo")
+    if record is None:
+        return "No record of the demo yet.\n"
+    m = record["metrics"]
+    load = record["load"]
+    rows = [
+        [
+            f"{m['steps']:,}",
+            f"{m['wall_s']:.0f}",
+            f"{m['steps'] / m['wall_s']:.1f}",
+            f"{m['return_first']:.2f} -> {m['return_last']:.2f}",
+            f"{load['before'][0]:.1f} -> {load['after'][0]:.1f}",
+            run_label(record),
+        ]
+    ]
+    header = ["steps", "wall s", "steps/s", "mean return, first -> last", "load", "run"]
+    return table(header, rows)

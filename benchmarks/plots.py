@@ -1,0 +1,70 @@
+"""One PNG per steps/s workload, drawn from its records: steady steps/s per
+system above, the CPU milliseconds per env step by kind of process below."""
+
+from pathlib import Path
+from typing import Any, Dict, List
+
+import records
+from tables import OTHER_KINDS, SYSTEM_NAMES, TRAINER_KINDS, WORKER_KINDS, cpu_sum, lost
+
+Record = Dict[str, Any]
+PARTS = (("trainer", TRAINER_KINDS), ("env workers", WORKER_KINDS), ("other", OTHER_KINDS))
+
+
+def _bars(all_records: List[Record], workload: str, **settings: Any) -> List[Dict[str, Any]]:
+    """(system label, steps/s, CPU per part) of each system's newest run."""
+    bars = []
+    chosen = records.newest_per_system(records.of_workload(all_records, workload, **settings))
+    for record in chosen:
+        for name, system in record["systems"].items():
+            if "steps_per_s" not in system:
+                continue
+            label = SYSTEM_NAMES.get(name, name).replace("`", "")
+            bars.append(
+                dict(
+                    label=label + ("\n(lost a worker)" if lost(system) else ""),
+                    sps=system["steps_per_s"],
+                    cpu=[cpu_sum(system, kinds) for _, kinds in PARTS],
+                )
+            )
+    return bars
+
+
+def sps_png(all_records: List[Record], workload: str, title: str, path: Path, **settings: Any):
+    """Draw ``workload``'s steps/s and CPU per step into ``path``; False if it
+    has no record."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    bars = _bars(all_records, workload, **settings)
+    if not bars:
+        return False
+    figure = Figure(figsize=(1.2 + 0.9 * len(bars), 6), tight_layout=True)
+    top, bottom = figure.subplots(2, 1, sharex=True)
+    xs = list(range(len(bars)))
+    top.bar(xs, [b["sps"] for b in bars], color="C0")
+    for x, b in zip(xs, bars):
+        top.text(x, b["sps"], f"{b['sps']:.0f}", ha="center", va="bottom", fontsize=8)
+    limit = records.of_workload(all_records, workload, **settings)[-1]["metrics"].get("limit_sps")
+    if limit:
+        top.axhline(limit, color="k", linestyle="--", linewidth=1, label="wait-bound limit")
+        top.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    top.set_ylabel("steady steps/s")
+    top.set_title(title, fontsize=10)
+    base = [0.0] * len(bars)
+    for x, b in zip(xs, bars):
+        if b["cpu"][0] is None:
+            bottom.text(x, 0.1, "not measured", ha="center", rotation=90, fontsize=7)
+    for i, (part, _) in enumerate(PARTS):
+        values = [b["cpu"][i] or 0.0 for b in bars]
+        bottom.bar(xs, values, bottom=base, color=f"C{i + 1}", label=part)
+        base = [a + v for a, v in zip(base, values)]
+    bottom.set_ylabel("CPU ms per env step")
+    bottom.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    bottom.set_xticks(xs)
+    bottom.set_xticklabels([b["label"] for b in bars], rotation=30, ha="right", fontsize=8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=80, metadata={"Software": None})
+    return True
