@@ -2,9 +2,10 @@
 
     python tests/docs/parse_benchmark_args.py '[["benchmarks/x.py", "--flag", "1"], ...]'
 
-For each command, imports the script, and calls its ``main()`` with that
-``sys.argv``; the first ``ArgumentParser.parse_args`` call parses the
-documented arguments and then stops the script (nothing is benchmarked).
+For each command, imports the script (``-m benchmarks``: ``benchmarks/__main__.py``),
+and calls its ``main()`` with that ``sys.argv``; the first
+``ArgumentParser.parse_args`` call parses the documented arguments and then
+stops the script (nothing is benchmarked).
 Flags, counts of values, numbers and choices are checked as the script checks
 them; ``type`` callables other than ``int``/``float`` (``--sf-python`` must name
 an existing executable: Sample Factory's venv is not on this machine) take the
@@ -40,12 +41,15 @@ _ORIGINAL = argparse.ArgumentParser.parse_args
 
 
 def check(argv: List[str]) -> str:
+    if argv[:2] == ["-m", "benchmarks"]:
+        argv = ["benchmarks/__main__.py", *argv[2:]]
     script = REPO / argv[0]
     sys.path.insert(0, str(script.parent))
-    spec = importlib.util.spec_from_file_location(script.stem, script)
+    name = "benchmarks_main" if script.stem == "__main__" else script.stem
+    spec = importlib.util.spec_from_file_location(name, script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[script.stem] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     sys.argv = [str(script), *argv[1:]]
     stderr = io.StringIO()

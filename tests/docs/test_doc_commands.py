@@ -13,8 +13,9 @@ exactly one row:
 - :class:`NotRun`: a reason that is a fact about this machine, and where the
   fact is cheap to check, the check (no conda here; the error that HAB's
   missing hub downloads give).
-- :class:`Benchmark`: a ``benchmarks/`` script; its documented arguments are
-  parsed by the script's own parser, nothing is benchmarked.
+- :class:`Benchmark`: a ``benchmarks/`` script or ``python -m benchmarks``; its
+  documented arguments are parsed by the script's own parser, nothing is
+  benchmarked.
 - :class:`AlsoRunBy`: another test already runs this command's text; it is not
   run twice.  :class:`SameAs`: the same command as a :class:`Run` row, spelled
   ``python`` for ``.venv/bin/python`` (one interpreter with the venv first on
@@ -508,7 +509,8 @@ TABLE: Dict[str, Row] = {
     "habitat_baselines.rl.ppo.hidden_size=128 'habitat_baselines.ver_policy.visual_keys=[]' "
     "hab_skill_checkpoints.pick=PICK.pth hab_skill_checkpoints.place=PLACE.pth ...": NotRun(
         "an outline (`...`, PICK.pth): its skill checkpoints come from "
-        "benchmarks/hab_pick_learning.py (20 minutes) and two-update runs of the other skills"
+        "`python -m benchmarks run skill_learning` (20 minutes or more) and two-update runs of "
+        "the other skills"
     ),
     # docs/HAB.md: evaluation videos
     "python -m habitat_baselines.run --config-name=hab/tidy_house_oracle hab_data=generated "
@@ -590,8 +592,11 @@ TABLE: Dict[str, Row] = {
         ONE_UPDATE, trained("doom/ddppo_my_way_home", more=logged(CPCA_LOSS))
     ),
 }
-# Every documented benchmarks/ command (docs/APPO.md, docs/BENCHMARKS.md, docs/HAB.md).
-BENCHMARK_SCRIPT = re.compile(r"^(?:\w+=\S+ )*(?:\.venv/bin/)?python benchmarks/\S+\.py\b")
+# Every documented benchmarks/ command (docs/APPO.md, docs/BENCHMARKS.md, docs/HAB.md),
+# a script or the tool (python -m benchmarks).
+BENCHMARK_SCRIPT = re.compile(
+    r"^(?:\w+=\S+ )*(?:\.venv/bin/)?python (?:benchmarks/\S+\.py|-m benchmarks)(?:\s|$)"
+)
 # Code blocks that hold no command, by first line.
 TEXT_BLOCKS = {
     "habitat_ver/ the package; importing it registers everything": "CONTRIBUTING.md: the tree",
