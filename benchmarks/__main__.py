@@ -33,7 +33,9 @@ def parse(argv: Optional[List[str]] = None) -> argparse.Namespace:
     run.add_argument("--systems", nargs="+", default=None, help="the systems to run")
     run.epilog = "Arguments after -- go to the workload's script as they are."
     out = verbs.add_parser("report", help="render the docs' tables and pictures")
-    out.add_argument("--check", action="store_true", help="change nothing; exit 1 if stale")
+    out.add_argument(
+        "--check", action="store_true", help="from the committed records; exit 1 if a doc differs"
+    )
     out.add_argument("--no-pictures", action="store_true", help="tables only")
     argv = sys.argv[1:] if argv is None else argv
     cut = argv.index("--") if "--" in argv else len(argv)
@@ -52,7 +54,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for path in workloads.run(args.workload, args.systems, args.extra):
             print(f"record: {path}")
         return 0
-    all_records = report.load()
+    all_records = report.load(committed=args.check)
     if args.check:
         stale = report.stale_docs(all_records)
         for doc in stale:

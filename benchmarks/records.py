@@ -121,7 +121,9 @@ def write(record: Record, folder: Path = RESULTS) -> Path:
 
 
 def load_all(
-    folder: Path = RESULTS, raw: Optional[Callable[[Dict[str, Any]], Optional[Record]]] = None
+    folder: Path = RESULTS,
+    raw: Optional[Callable[[Dict[str, Any]], Optional[Record]]] = None,
+    only: Optional[Iterable[str]] = None,
 ) -> List[Record]:
     """Every record in ``folder``, oldest first.
 
@@ -129,12 +131,16 @@ def load_all(
         folder: where the JSON files are.
         raw: turns a JSON file of another shape into a record, or None to leave
             it out; without it such files are left out.
+        only: the file names to read (None: every ``*.json``).
 
     Returns:
         The records, each with ``file``: its file's name.
     """
     records = []
+    names = None if only is None else set(only)
     for path in sorted(folder.glob("*.json")):
+        if names is not None and path.name not in names:
+            continue
         data = json.loads(path.read_text())
         if data.get("format") != FORMAT:
             data = raw(data) if raw is not None else None
@@ -142,6 +148,12 @@ def load_all(
             data["file"] = path.name
             records.append(data)
     return sorted(records, key=lambda r: r["start"] or "")
+
+
+def tracked(folder: Path = RESULTS) -> List[str]:
+    """The names of the files in ``folder`` that git tracks: the committed records."""
+    out = subprocess.check_output(["git", "ls-files", "--", "."], cwd=folder, text=True)
+    return [Path(line).name for line in out.splitlines()]
 
 
 def of_workload(records: Iterable[Record], workload: str, **settings: Any) -> List[Record]:

@@ -98,11 +98,13 @@ def render_doc(text: str, all_records: List[Record], blocks: Dict[str, Render] =
     return MARKER.sub(block, text)
 
 
-def load() -> List[Record]:
-    """The committed records, with the skill-learning scripts' own JSON."""
+def load(committed: bool = False) -> List[Record]:
+    """The records in ``benchmarks/results/`` (only those git tracks where
+    ``committed``), with the skill-learning script's own JSON."""
     import convert
 
-    return records.load_all(records.RESULTS, raw=convert.raw_record)
+    only = records.tracked() if committed else None
+    return records.load_all(records.RESULTS, raw=convert.raw_record, only=only)
 
 
 def stale_docs(all_records: List[Record], root: Path = ROOT) -> List[str]:
