@@ -1,6 +1,6 @@
 """Start-up of a run's env workers: N envs against one, on the real simulator (not a test).
 
-Issue 29, item 4.  Builds ``ver``'s env workers
+Builds ``ver``'s env workers
 (:class:`~habitat_ver.system.per_env_pool.PerEnvPool`, one process per env,
 all built at once) for a config at each ``--envs`` count, and reports the
 seconds until every env has reported its spaces and until every env has been

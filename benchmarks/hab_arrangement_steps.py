@@ -1,6 +1,6 @@
 """How much does an env step cost on each HAB arrangement?  (not a test)
 
-Issue 39, item 3.  VER gains over lock-step where envs step at different
+VER gains over lock-step where envs step at different
 speeds; on HAB the speed differs with the scene (furniture to render and to
 collide with).  For every arrangement ``make_hab_dataset`` built (train and
 val), this steps one env of the pick workload (``trainer_sps.py --workloads

@@ -1,6 +1,6 @@
 """Defaults under contention: learner threads and appo's layout, quiet and loaded (not a test).
 
-Issue 29, item 0.  Runs workload (c) (``doom/ddppo_wait_bound``: 16 Doom envs
+Runs workload (c) (``doom/ddppo_wait_bound``: 16 Doom envs
 behind wait-bound stragglers, T = 64, 2 epochs) a few updates per system, first
 on the machine as it is ("quiet") and then beside a *neighbour*: another
 process doing torch matmuls on 2 threads, as a second run's learner would

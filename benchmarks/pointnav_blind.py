@@ -1,5 +1,5 @@
 """Blind PointNav on habitat-sim's simple_room: the recipe and the evaluation
-of ``sample_efficiency.py --task pointnav_blind`` (issue 29, item 5).
+of ``sample_efficiency.py --task pointnav_blind``.
 
 The recipe is ``tests/sim/test_pointnav_learning.py``'s: a generated dataset of
 0.5-1.5 m episodes, cameras removed (the point goal, GPS+compass, stays), 4

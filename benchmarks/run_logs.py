@@ -2,7 +2,7 @@
 
 Our trainers (and habitat-baselines' own) write TensorBoard scalars;
 :func:`read_run` maps their tags, old and new names alike, to a few canonical
-series (:data:`KEYS`), so a renaming of our keys (issue 17 namespaces them as
+series (:data:`KEYS`), so a renaming of our keys (now namespaced as
 ``learner/...`` and ``system/...``) touches only that table.  Upstream's
 ``ver`` logs its timings as text only; :func:`read_run` reads those lines too.
 The rest of the module is pure arithmetic on the series (steady rate, the
@@ -14,8 +14,8 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 # canonical name -> the scalar tags that carry it, first found wins: the
-# namespaced names (issue 17: ``habitat_ver/common/log_keys.py``) first, then
-# the older ones (``perf/*``, and ``system/time/*`` after issue 17, are
+# namespaced names (``habitat_ver/common/log_keys.py``) first, then
+# the older ones (``perf/*``, and ``system/time/*`` of the namespaced trainers, are
 # habitat's ``g_timer`` running means: upstream ddppo and our ddppo time
 # ``trainer.update_agent``, upstream ddppo ``trainer.rollout_collect``).
 KEYS: Dict[str, Tuple[str, ...]] = {
@@ -108,7 +108,7 @@ def steady_window(
 
     Args:
         points: ``(wall time s, steps done)`` per logged update, in order.
-        first: index of the point the steady window starts at (earlier ones
+        first: index of the point the steady window starts at (the ones before
             are start-up).
 
     Returns:

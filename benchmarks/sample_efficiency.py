@@ -1,6 +1,6 @@
 """Learning against env steps, per system and seed, on one task (not a test).
 
-Issue 18, item 4: a speed-up that costs learning must show next to the speed.
+A speed-up that costs learning must show next to the speed.
 Two tasks (``--task``):
 
 * ``cartpole`` (default): return against steps for ddppo, ver, ver + overlap
@@ -9,7 +9,7 @@ Two tasks (``--task``):
   ``overlap_rollouts_and_learn``, ``gym/appo_cartpole``), by default behind the
   straggler wrapper (speed factors 1-4x, so VER's variable experience and
   appo's asynchrony see envs of different speed, as on workload (c)).
-* ``pointnav_blind`` (issue 29, item 5): success and SPL against steps for
+* ``pointnav_blind``: success and SPL against steps for
   ddppo and ver on habitat-lab's PointNav in habitat-sim's simple_room (the
   real simulator), with the recipe of ``tests/sim/test_pointnav_learning.py``
   (0.5-1.5 m episodes, cameras removed, 4 envs, T=32; one set of overrides

@@ -6,8 +6,8 @@ step counter between the first and the last logged update, from TensorBoard's
 wall times), the trainer's own mean steps/s (start-up included), the fraction
 of the wait-bound limit (straggler workloads; ``benchmarks/wait_bound.py``) and
 the collection/learning split of an update's wall time (from the logged
-timings; ``benchmarks/run_logs.py``).  Then the ratios and the issue-18
-targets (``benchmarks/sps_report.py``).
+timings; ``benchmarks/run_logs.py``).  Then the ratios and the targets
+(``benchmarks/sps_report.py``).
 
     # the three workloads: (a) My Way Home, (b) mixed scenarios + 2 ms
     # stragglers, (c) wait-bound (doom/ddppo_wait_bound: 16 envs, T=64)
@@ -97,7 +97,7 @@ MIXED_DATASET = [
     HAB_APARTMENT,
 ]
 # Named workloads: (a) homogeneous, (b) heterogeneous but CPU-bound, (c)
-# wait-bound (VER's regime, issue 18), and on the real simulator (needs
+# wait-bound (VER's regime), and on the real simulator (needs
 # habitat-sim): habitat-lab's PointNav, and HAB's pick skill with the Fetch robot
 # (the VER paper's Table 1).
 WORKLOADS = {
@@ -111,7 +111,7 @@ WORKLOADS = {
 # Overrides that make a named workload of its config, before the variant's
 # own.
 WORKLOAD_OVERRIDES = {
-    # Heterogeneous PointNav (issue 29 item 2): the same task and sensors on
+    # Heterogeneous PointNav: the same task and sensors on
     # simple_room and on the furnished apartment, whose RGB-D frames take ~8x
     # longer to render on the CPU; with 2 envs each gets one scene
     # (envs/factory.py split_scenes).

@@ -19,7 +19,7 @@ with its own initial state: the storage hands the RNN the recurrent state
 recorded at collection time for the piece's first step. (habitat-baselines'
 VER instead gives every sequence of an environment the state stored at that
 environment's *first* sequence in the minibatch, which is wrong for a cut
-tail when the same environment has an earlier episode in that minibatch.)
+tail when the same environment has a previous episode in that minibatch.)
 """
 
 from typing import Any, Dict, List, NamedTuple, Optional

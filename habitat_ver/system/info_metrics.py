@@ -25,7 +25,7 @@ class StepMetrics:
     scalar metric any of them has, as 0.0 where its env did not report it,
     under the name upstream's extraction gives it (nested keys joined with
     ``.``), so that every metric stacks to one value per env.  Each info is
-    read once; earlier ones are touched only when a new metric appears.
+    read once; older ones are touched only when a new metric appears.
     """
 
     def __init__(self) -> None:

@@ -146,7 +146,7 @@ def worker_context() -> Any:
 
     The server inherits the ignored dispositions through its ``exec`` (set
     here for the moment it starts); it still ends with this process, whose
-    pipe it watches.  Where the server already runs (started by an earlier
+    pipe it watches.  Where the server already runs (started by a previous
     pool) this is :func:`forkserver_context` alone.
     """
     context = forkserver_context()

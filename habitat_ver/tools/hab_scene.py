@@ -333,7 +333,7 @@ def write_dataset_config(scene_dir: str, replica_cad: str, scenes: Sequence[str]
 
 
 def remove_other_scenes(scene_dir: str, scenes: Sequence[str]) -> List[str]:
-    """Delete the files of scenes not in ``scenes`` (an earlier run's); returns them."""
+    """Delete the files of scenes not in ``scenes`` (a previous run's); returns them."""
     removed = []
     for sub, suffixes in (
         ("stages", (".glb", ".stage_config.json")),

@@ -469,7 +469,7 @@ def make(
                 path = os.path.join(tmp, split, f"{spec.name}.json.gz")
                 write_atomically(path, functools.partial(_write_bytes, data=packed))
                 written.append(os.path.join(episodes_dir(out), split, f"{spec.name}.json.gz"))
-    # An earlier run's other scenes go once no episode names them.
+    # A previous run's other scenes go once no episode names them.
     hab_scene.remove_other_scenes(scene_dir, built)
     return written
 
