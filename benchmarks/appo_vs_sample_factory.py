@@ -38,6 +38,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+import records
+
 ROOT = Path(__file__).resolve().parents[1]
 DOOM_PY = ROOT / "habitat_ver" / "envs" / "doom.py"
 
@@ -373,11 +375,6 @@ def _run_sf(args: argparse.Namespace, work: Path) -> Dict[str, Any]:
 
 
 # --------------------------------------------------------------------- main
-def _git_sha() -> str:
-    done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT)
-    return done.stdout.strip()
-
-
 def _table(results: Dict[str, Dict[str, Any]]) -> str:
     rows = [
         "| run | ok | env steps | steady SPS | whole-run SPS | last reward |",
@@ -447,7 +444,7 @@ def main() -> None:
     if results.get("appo", {}).get("ok") and results.get("sample_factory", {}).get("ok"):
         ratio = results["appo"]["sps_steady"] / results["sample_factory"]["sps_steady"]
     report = dict(
-        git_sha=_git_sha(),
+        git_sha=records.git_sha(),
         cpus=os.cpu_count(),
         settings=vars(args),
         results=results,

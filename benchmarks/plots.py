@@ -11,12 +11,27 @@ Record = Dict[str, Any]
 PARTS = (("trainer", TRAINER_KINDS), ("env workers", WORKER_KINDS), ("other", OTHER_KINDS))
 
 
+def seed_mean(system: Dict[str, Any]) -> Dict[str, Any]:
+    """A system run with several seeds as one: mean steps/s and mean CPU per
+    step of each kind over its seeds (a system without seeds as it is)."""
+    runs = [r for r in system.get("seeds", {}).values() if r.get("steps_per_s")]
+    if not runs:
+        return system
+    kinds = {k for r in runs for k in (r.get("cpu_ms_per_step") or {})}
+    cpu = {k: sum((r.get("cpu_ms_per_step") or {}).get(k, 0.0) for r in runs) for k in kinds}
+    return {
+        "steps_per_s": sum(r["steps_per_s"] for r in runs) / len(runs),
+        "cpu_ms_per_step": {k: v / len(runs) for k, v in cpu.items()},
+    }
+
+
 def _bars(all_records: List[Record], workload: str, **settings: Any) -> List[Dict[str, Any]]:
     """(system label, steps/s, CPU per part) of each system's newest run."""
     bars = []
     chosen = records.newest_per_system(records.of_workload(all_records, workload, **settings))
     for record in chosen:
         for name, system in record["systems"].items():
+            system = seed_mean(system)
             if "steps_per_s" not in system:
                 continue
             label = SYSTEM_NAMES.get(name, name).replace("`", "")
