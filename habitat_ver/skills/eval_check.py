@@ -15,7 +15,7 @@ from habitat.gym.gym_wrapper import create_action_space
 from omegaconf import OmegaConf
 
 from habitat_ver.config.compose import get_config
-from habitat_ver.config.hab_profile import PROFILE_KEY
+from habitat_ver.config.hab_profile import PROFILE_KEY, profile_in_effect
 from habitat_ver.config.hab_validate import (
     HabConfigError,
     action_space_of,
@@ -28,6 +28,16 @@ from habitat_ver.skills.registry import SKILLS
 
 def _same_box(a: spaces.Box, b: spaces.Box) -> bool:
     return a.shape == b.shape and np.array_equal(a.low, b.low) and np.array_equal(a.high, b.high)
+
+
+# The CPU profile's open/close skills find the handle by this observation,
+# which only habitat-lab's articulated-object tasks produce.
+MARKER = "marker_rel_pos"
+CPU_ART_SKILLS = (
+    f"{PROFILE_KEY}: the CPU profile's open/close skills read {MARKER!r}, which "
+    "the TP-SRL task does not produce; evaluate them with the paper's skills "
+    f"({PROFILE_KEY}=paper and their checkpoints)"
+)
 
 
 def _same_profile(config: Any) -> List[str]:
@@ -115,6 +125,13 @@ def check_hab_eval(config: Any, agent: str = "main_agent") -> Dict[str, Any]:
                 f"{where}: {train_name} has rl.ppo.hidden_size="
                 f"{train.habitat_baselines.rl.ppo.hidden_size}, the evaluation {hidden}"
             )
+    if any(MARKER in problem for problem in problems) and _in_cpu_profile(config):
+        problems.append(CPU_ART_SKILLS)
     if problems:
         raise HabConfigError("\n".join(problems))
     return checked
+
+
+def _in_cpu_profile(config: Any) -> bool:
+    profile = OmegaConf.select(config, PROFILE_KEY, default=None)
+    return profile is not None and profile_in_effect(str(profile)) == "cpu"

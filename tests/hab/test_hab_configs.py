@@ -99,6 +99,17 @@ def test_tidy_house_evaluates_the_cpu_profiles_state_only_skills(name):
         assert list(train.habitat_baselines.ver_policy.visual_keys) == []
 
 
+def test_set_table_in_the_cpu_profile_says_its_open_skills_need_the_papers():
+    with pytest.raises(HabConfigError) as error:
+        check_hab_eval(get_config("hab/set_table_nonav", ["hab_profile=cpu"]))
+    lines = str(error.value).splitlines()
+    assert [line.split(": ", 1)[0].rsplit(".", 1)[-1] for line in lines[:2]] == [
+        "open_cab",
+        "open_fridge",
+    ]
+    assert lines[-1].startswith("hab_profile: the CPU profile's open/close skills read")
+
+
 def test_the_learned_pick_config_loads_the_pick_alone_with_the_oracle_elsewhere():
     config = get_config("hab/tidy_house_learned_pick")
     skills = loaded_skills(config)
