@@ -112,12 +112,14 @@ def from_sample_efficiency(raw: Dict[str, Any]) -> Record:
         seeds = {}
         for seed, run in entry["seeds"].items():
             cpu = run.get("cpu") or {}
+            evaluation = run.get("eval") or {}
             seeds[seed] = {
                 "steps_per_s": run.get("steady_sps"),
                 "steps_to_threshold": run.get("steps_to_threshold"),
-                "final_return": run.get("final_return"),
                 "idle_share": cpu.get("machine_idle_share"),
                 "cpu_ms_per_step": cpu.get("ms_per_step"),
+                **{k: run[k] for k in ("final_return", "final_success", "final_spl") if k in run},
+                **{f"val_{k}": evaluation[k] for k in ("success", "spl") if k in evaluation},
             }
             curves[f"{name}/{seed}"] = run.get("reward_curve")
         systems[name] = {"config": entry["config"], "seeds": seeds}

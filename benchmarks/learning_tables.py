@@ -53,11 +53,12 @@ def pointnav_blind_table(all_records: List[Record]) -> str:
     for name, system in record["systems"].items():
         cells = [SYSTEM_NAMES.get(name, name)]
         for seed in seeds:
-            r = system["seeds"][seed]
+            r = system["seeds"].get(seed, {})
+            final = f"{num(r.get('final_success'), '.2f')}, {num(r.get('final_spl'), '.2f')}"
+            val = f"{num(r.get('val_success'), '.2f')}, {num(r.get('val_spl'), '.2f')}"
             cells.append(
-                f"{_kilo(r['steps_to_threshold'])} / {r['final_success']:.2f}, "
-                f"{r['final_spl']:.2f} / {r['val_success']:.2f}, {r['val_spl']:.2f} / "
-                f"{r['steps_per_s']:.0f}"
+                f"{_kilo(r.get('steps_to_threshold'))} / {final} / {val} / "
+                f"{num(r.get('steps_per_s'), '.0f')}"
             )
         rows.append(cells)
     note = f"\nRun: {run_label(record)}.\n"

@@ -194,3 +194,29 @@ def test_run_calls_the_workloads_script_and_writes_its_record(tmp_path, monkeypa
     assert record["commit"] and record["start"] and record["end"]
     assert len(record["load"]["before"]) == 3 and record["machine"]["cpus"]
     assert path.name == records.file_name(record)
+
+
+def test_a_blind_pointnav_run_becomes_its_table_row():
+    run = {
+        "steady_sps": 436.4,
+        "steps_to_threshold": 12800.0,
+        "final_success": 0.92,
+        "final_spl": 0.791,
+        "eval": {"success": 0.95, "spl": 0.88, "wall_s": 12.0},
+        "cpu": {"ms_per_step": {"trainer": 1.0}, "machine_idle_share": 0.5},
+    }
+    raw = {
+        "git_sha": "ca66f82",
+        "cpus": 2,
+        "task": "pointnav_blind",
+        "threshold": 0.8,
+        "load_before": [3.84, 2.58, 2.17],
+        "started": "2026-11-27 04:37:00",
+        "systems": {"ddppo": {"config": "pointnav/ddppo_simple_room", "seeds": {"1": run}}},
+    }
+    record = convert.from_sample_efficiency(raw)
+    assert record["workload"] == "pointnav_blind" and record["quiet"] is False  # 3.84 >= 1
+    # 12800 steps -> 12.8k; SPL 0.791 -> 0.79; 436.4 steps/s -> 436
+    assert learning_tables.pointnav_blind_table([record]).splitlines()[2] == (
+        "| `ddppo` | 12.8k / 0.92, 0.79 / 0.95, 0.88 / 436 |"
+    )
