@@ -181,6 +181,11 @@ def from_env_startup(raw: Dict[str, Any]) -> Record:
     return record
 
 
+def from_hab_stages(raw: Dict[str, Any]) -> Record:
+    """A ``hab_stages.py`` report: per ``hab/*`` run, its episodes and metrics."""
+    return records.make("hab_stages", {"kind": raw["kind"]}, raw["runs"])
+
+
 def raw_record(data: Dict[str, Any]) -> Optional[Record]:
     """A record from a script's own JSON found in ``benchmarks/results/``."""
     if data.get("benchmark") in ("hab_skill_learning", "hab_pick_learning"):

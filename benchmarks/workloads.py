@@ -121,6 +121,12 @@ WORKLOADS: Dict[str, Workload] = {
         lambda out, systems: ["--out", str(out.parent)],
         _one(convert.from_skill_learning),
     ),
+    "hab_stages": Workload(
+        "TP-SRL success per stage, from hab/* evaluation logs",
+        "hab_stages",
+        _plain(),
+        _one(convert.from_hab_stages),
+    ),
     "env_startup": Workload(
         "start-up of N env workers on habitat-sim",
         "env_startup",

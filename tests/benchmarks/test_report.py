@@ -220,3 +220,21 @@ def test_a_blind_pointnav_run_becomes_its_table_row():
     assert learning_tables.pointnav_blind_table([record]).splitlines()[2] == (
         "| `ddppo` | 12.8k / 0.92, 0.79 / 0.95, 0.88 / 436 |"
     )
+
+
+def test_hab_stage_logs_become_a_record_and_the_reports_table(tmp_path):
+    log = tmp_path / "eval.log"
+    log.write_text(
+        "2026-01-01 10:00:00 habitat_ver: evaluating ckpt.pth on 4 episode(s)\n"
+        "Average episode pddl_stage_goals.stage_0_5_success: 0.7500\n"
+        "Average episode pddl_stage_goals.stage_1_success: 0.5000\n"
+        "Average episode pddl_success: 0.2500\n"
+    )
+    argv = ["--kind", "oracle", "--run", f"hab/set_table_oracle={log}"]
+    (path,) = workloads.run("hab_stages", None, argv, results=tmp_path)
+    found = records.load_all(tmp_path)
+    # 0.75 -> 75.0 %, 0.5 -> 50.0 %, the full task 0.25 -> 25.0 %; no paper figure
+    assert learning_tables.stages_table(found, "oracle").splitlines()[2] == (
+        "| set_table | oracle skills | 4 | 75.0 | 50.0 | 25.0 | - |"
+    )
+    assert path.name.startswith("hab_stages_")
