@@ -17,7 +17,8 @@ from habitat_ver.config.hab_validate import action_space_of, observation_space_o
 from habitat_ver.policies.ver_policy import VERPolicy
 from habitat_ver.skills.nav import VERNavSkill
 
-HIDDEN = ["habitat_baselines.rl.ppo.hidden_size=32"]
+# The paper's recipe (depth camera), whatever this machine's CUDA, with a small LSTM.
+HIDDEN = ["hab_profile=paper", "habitat_baselines.rl.ppo.hidden_size=32"]
 SKILLS = ("pick", "place", "nav_to_obj")
 
 

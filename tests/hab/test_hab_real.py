@@ -117,6 +117,7 @@ def test_ver_pick_trains_through_habitat_baselines_run(hab_run_dir):
             "-m",
             "habitat_baselines.run",
             "--config-name=rearrange/ver_pick",
+            "hab_profile=paper",
             *_train_command_args(out),
         ],
         cwd=hab_run_dir,
@@ -351,7 +352,13 @@ def test_skill_checkpoints_are_checked_before_any_env_starts(
     untrained.mkdir()
     (untrained / "data").symlink_to(hab_run_dir / "data", target_is_directory=True)
     run = run_real(
-        ["-m", "habitat_baselines.run", "--config-name=hab/tidy_house", "hab_data=generated"],
+        [
+            "-m",
+            "habitat_baselines.run",
+            "--config-name=hab/tidy_house",
+            "hab_data=generated",
+            "hab_profile=paper",
+        ],
         cwd=untrained,
     )
     errors = [line for line in run.stderr.splitlines() if "error:" in line]
@@ -374,6 +381,7 @@ def test_skill_checkpoints_are_checked_before_any_env_starts(
             "habitat_baselines.run",
             "--config-name=hab/tidy_house",
             "hab_data=generated",
+            "hab_profile=paper",
             f"hab_skill_checkpoints.pick={pick}",
             f"hab_skill_checkpoints.place={pick}",
             f"hab_skill_checkpoints.nav_to_obj={text}",

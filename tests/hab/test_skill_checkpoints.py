@@ -6,10 +6,12 @@ problem named by the ``hab_skill_checkpoints.<skill>`` key and path, all of
 them in one line.
 """
 
+import os
 import re
 
 import pytest
 
+from habitat_ver.config import shipped_skills
 from habitat_ver.config.compose import get_config
 from habitat_ver.config.errors import ConfigError
 from habitat_ver.skills.checkpoint_check import check_skill_checkpoints
@@ -44,7 +46,7 @@ def test_the_defaults_of_a_scenario_are_all_reported(tmp_path, monkeypatch):
     # From an empty folder: every skill set_table loads, none trained yet.
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SkillCheckpointError) as raised:
-        check_skill_checkpoints(get_config("hab/set_table"))
+        check_skill_checkpoints(get_config("hab/set_table", ["hab_profile=paper"]))
     message = str(raised.value)
     for key in ("pick", "place", "nav_to_obj", "open_cab", "open_fridge"):
         assert (
@@ -52,6 +54,15 @@ def test_the_defaults_of_a_scenario_are_all_reported(tmp_path, monkeypatch):
             "no such file" in message
         ), message
     assert "close_cab" not in message  # ignored by set_table: not loaded
+
+
+def test_the_cpu_profile_reads_the_shipped_checkpoints(tmp_path, monkeypatch):
+    # Anywhere, the CPU profile's defaults are the files shipped with the package.
+    monkeypatch.chdir(tmp_path)
+    config = get_config("hab/tidy_house_nonav", ["hab_profile=cpu"])
+    for key in ("pick", "place"):
+        path = config.hab_skill_checkpoints[key]
+        assert path == os.path.join(shipped_skills.SHIPPED_DIR, f"{key}.pth")
 
 
 def test_a_checkpoint_of_another_skill_is_named_as_such(skill_checkpoints):
