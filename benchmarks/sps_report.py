@@ -183,6 +183,8 @@ def _fmt(value: Optional[float], spec: str) -> str:
 
 
 def print_table(name: str, entry: Dict[str, Any]) -> None:
+    """A workload's settings, limit and ceilings, failed or impossible systems,
+    then its record's table (:func:`print_cpu_table`), ratios and targets."""
     info, results = entry["workload"], entry["results"]
     limit = info.get("limit_sps")
     print(
@@ -208,23 +210,10 @@ def print_table(name: str, entry: Dict[str, Any]) -> None:
         )
     if info.get("env_ceiling_after"):
         print(f"  env ceiling after every system: {info['env_ceiling_after']['steps_per_s']:.1f}")
-    print(
-        f"{'system':16s} {'steady':>8s} {'mean':>8s} {'of limit':>9s} {'collect s':>10s} "
-        f"{'learn s':>8s} {'collect %':>10s} {'collect sps':>12s} {'threads':>8s}"
-    )
     for system, res in results.items():
         if "steady_sps" not in res:
             print(f"{system:16s} failed: {res.get('error')}")
-            continue
-        share = res.get("collect_share")
-        print(
-            f"{system:16s} {res['steady_sps']:8.1f} {_fmt(res.get('mean_sps'), '8.1f')} "
-            f"{_fmt(res.get('limit_fraction'), '9.2f')} {_fmt(res.get('collect_s'), '10.2f')} "
-            f"{_fmt(res.get('learn_s'), '8.2f')} "
-            f"{_fmt(None if share is None else 100 * share, '10.0f')} "
-            f"{_fmt(res.get('collect_sps'), '12.1f')} {_fmt(res.get('learner_threads'), '8.2f')}"
-        )
-        if res.get("over_limit"):
+        elif res.get("over_limit"):
             print(f"  {system}: ABOVE the wait-bound limit, so not on this workload's envs")
     print_cpu_table(name, entry)
     for pair, value in entry.get("ratios", {}).items():
