@@ -10,7 +10,8 @@ A record is a JSON object:
                 memory_uss_mb: {kind: MB}, lost_workers: {kind: count}, ...}}
     metrics    the workload's own figures that are not per system
     commit, machine {platform, cpus}, load {before, after} (1/5/15-min averages),
-    quiet      the run had the machine to itself (see :func:`is_quiet`)
+    quiet      the run had the machine to itself (see :func:`is_quiet`; the
+               measured idle share before it in ``load["idle_before"]``)
     start, end "YYYY-mm-dd HH:MM:SS" (end is None where it was not recorded)
     source     "run" or where a record made from an older result came from
 
@@ -24,6 +25,7 @@ import math
 import os
 import platform
 import subprocess
+import time
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
@@ -51,10 +53,33 @@ def now() -> str:
     return datetime.datetime.now().strftime("%Y-%m-%d %H:%M:%S")
 
 
-def is_quiet(load_before: List[float], cpus: int) -> bool:
-    """Quiet: the 1-minute load average before the run was under half the cores
-    (nothing else was running long enough to show)."""
+def is_quiet(load_before: List[float], cpus: int, idle_before: Optional[float] = None) -> bool:
+    """Quiet: nothing else used the machine as the run started.  Measured as
+    the machine's idle share over a few seconds before it (at least 0.9), or
+    where that was not measured (older results), the 1-minute load average
+    under half the cores, which also counts a benchmark's own previous run."""
+    if idle_before is not None:
+        return idle_before >= 0.9
     return bool(load_before) and load_before[0] < 0.5 * cpus
+
+
+def idle_share(seconds: float = 3.0) -> Optional[float]:
+    """The share of all CPUs' time that was idle over the next ``seconds``
+    (``/proc/stat``), or None where there is no ``/proc/stat``."""
+
+    def times() -> List[float]:
+        with open("/proc/stat") as f:
+            values = [float(v) for v in f.readline().split()[1:8]]
+        return [values[3] + values[4], sum(values)]  # idle + iowait, all
+
+    try:
+        before = times()
+        time.sleep(seconds)
+        after = times()
+    except OSError:
+        return None
+    total = after[1] - before[1]
+    return (after[0] - before[0]) / total if total > 0 else None
 
 
 def make(workload: str, settings: Dict[str, Any], systems: Dict[str, Any], **fields: Any) -> Record:

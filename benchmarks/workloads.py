@@ -196,13 +196,15 @@ def read_output(workload: Workload, out: Path, stdout: str) -> Dict[str, Any]:
     return json.loads(written[-1].read_text())
 
 
-def with_provenance(record: records.Record, start: str, before: List[float]) -> records.Record:
+def with_provenance(
+    record: records.Record, start: str, before: List[float], idle: Optional[float]
+) -> records.Record:
     """``record`` with this run's provenance where its script left it out."""
     cpus = os.cpu_count() or 1
     record["commit"] = record["commit"] or records.git_sha()
     record["machine"] = records.machine()
-    record["load"] = {"before": before, "after": list(os.getloadavg())}
-    record["quiet"] = records.is_quiet(before, cpus)
+    record["load"] = {"before": before, "after": list(os.getloadavg()), "idle_before": idle}
+    record["quiet"] = records.is_quiet(before, cpus, idle)
     record["start"], record["end"] = start, records.now()
     return record
 
@@ -222,12 +224,13 @@ def run(
         The paths of the records written.
     """
     workload = WORKLOADS[name]
+    idle = records.idle_share()
     start, before = records.now(), list(os.getloadavg())
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / f"{workload.script}.json"
         stdout = _call_script(workload, workload.argv(out, systems) + extra)
         raw = read_output(workload, out, stdout)
-    made = [with_provenance(r, start, before) for r in workload.convert(raw)]
+    made = [with_provenance(r, start, before, idle) for r in workload.convert(raw)]
     for record in made:
         record["settings"]["command"] = " ".join(
             ["python -m benchmarks run", name, *(["--systems", *systems] if systems else [])]

@@ -185,6 +185,7 @@ def test_run_calls_the_workloads_script_and_writes_its_record(tmp_path, monkeypa
 
     fake = workloads.Workload("a fake", "fake_script", workloads._plain("--x", "1"), to_records)
     monkeypatch.setitem(workloads.WORKLOADS, "fake", fake)
+    monkeypatch.setattr(records, "idle_share", lambda: 0.95)  # the machine 95% idle before
     (path,) = workloads.run("fake", None, ["--y"], results=tmp_path)
     assert calls[0][0] == "benchmarks/fake_script.py"
     assert calls[0][1:3] == ["--x", "1"] and calls[0][-1] == "--y"
@@ -193,6 +194,7 @@ def test_run_calls_the_workloads_script_and_writes_its_record(tmp_path, monkeypa
     assert record["settings"]["command"] == "python -m benchmarks run fake -- --y"
     assert record["commit"] and record["start"] and record["end"]
     assert len(record["load"]["before"]) == 3 and record["machine"]["cpus"]
+    assert record["load"]["idle_before"] == 0.95 and record["quiet"] is True
     assert path.name == records.file_name(record)
 
 
@@ -238,3 +240,12 @@ def test_hab_stage_logs_become_a_record_and_the_reports_table(tmp_path):
         "| set_table | oracle skills | 4 | 75.0 | 50.0 | 25.0 | - |"
     )
     assert path.name.startswith("hab_stages_")
+
+
+def test_quiet_is_an_idle_machine_before_the_run_else_a_low_load():
+    # idle share measured: 0.9 is quiet, 0.89 is not, whatever the load says
+    assert records.is_quiet([5.0, 5.0, 5.0], 2, idle_before=0.9) is True
+    assert records.is_quiet([0.1, 0.1, 0.1], 2, idle_before=0.89) is False
+    # not measured (older results): 1-minute load under half of 2 cores
+    assert records.is_quiet([0.99, 3.0, 3.0], 2) is True
+    assert records.is_quiet([1.0, 0.1, 0.1], 2) is False
