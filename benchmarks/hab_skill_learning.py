@@ -281,7 +281,7 @@ def main() -> None:
             sys.exit(mismatch)
     else:
         record_config(args.work, args.config)
-    # A resumed session logs beside the earlier ones: tb, then tb_resumed_1, ...
+    # A resumed session logs beside the first: tb, then tb_resumed_1, ...
     session = len(list(args.work.glob("tb_resumed_*"))) + 1 if args.resume else 0
     tb = args.work / (f"tb_resumed_{session}" if session else "tb")
     train_log = args.work / (f"train_resumed_{session}.log" if session else "train.log")
