@@ -299,6 +299,8 @@ def main() -> None:
         f"habitat_baselines.log_file={args.work / 'train_log.txt'}",
     ]
     load_before = os.getloadavg()
+    # The code the run trains with (the checkout may move on meanwhile).
+    git_sha = sps_report.git_sha()
     deadline = args.minutes * 60 if args.minutes is not None else None
     if args.evaluate_only:
         train: Dict[str, Any] = {"cmd": None, "rc": None, "stopped_at_budget": None, "wall_s": None}
@@ -324,7 +326,7 @@ def main() -> None:
     report = {
         "benchmark": "hab_skill_learning",
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "git_sha": sps_report.git_sha(),
+        "git_sha": git_sha,
         "device": "cpu (habitat-sim CPU rendering, torch CPU)",
         "cpus": os.cpu_count(),
         "config": args.config,
