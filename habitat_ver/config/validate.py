@@ -301,7 +301,8 @@ def validate(config: Any) -> None:
 
     check_hab_data(config)
     validate_pointnav_dataset(config)
-    validate_render_device(config)
+    if several_ranks(config) is None:  # a rank's device is chosen at its start
+        validate_render_device(config)
     validate_run_size(config)
     # upstream's trainer constructor reads the schedule, evaluating or not
     validate_schedule(config)

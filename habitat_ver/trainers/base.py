@@ -32,7 +32,7 @@ import torch
 from habitat import logger
 from habitat.config import read_write
 from habitat_baselines.common.tensorboard_utils import get_writer
-from habitat_baselines.rl.ddppo.ddp_utils import rank0_only
+from habitat_baselines.rl.ddppo.ddp_utils import get_distrib_size, rank0_only
 from habitat_baselines.rl.ppo.ppo_trainer import get_device
 
 from habitat_ver.compat.sim_api import bridge_sim_api
@@ -55,6 +55,7 @@ from habitat_ver.config.upstream import use_our_env_factory
 from habitat_ver.config.validate import validate
 from habitat_ver.distributed import requeue
 from habitat_ver.distributed.episode_stats import agree_on_episode_stat_keys
+from habitat_ver.distributed.rank_devices import use_rank_devices
 from habitat_ver.distributed.preemption_rule import (
     DistribPreemptionConfig,
     NoPreemption,
@@ -194,6 +195,7 @@ class HabitatVerTrainer(CheckpointingTrainer):
         if is_eval:
             kind = env_pool_kind(LOCKSTEP, needs=VectorEnvPool)
         else:
+            self._use_rank_devices(config)
             kind = env_pool_kind(self.ENV_POOL, needs=self.ENV_POOL_NEEDS)
         if kind.build is not None:
             self._use_env_workers(kind.build(pool_setup(config, self.serial_envs)))
@@ -206,6 +208,15 @@ class HabitatVerTrainer(CheckpointingTrainer):
             self._eval_config = config
             self._check_video_has_images()
             self._size_for_built_envs(config)
+
+    def _use_rank_devices(self, config: Any) -> None:
+        """Hook: a multi-rank run renders and learns on this rank's devices
+        (:mod:`habitat_ver.distributed.rank_devices`), not on the local rank's
+        GPU that upstream's ``_init_train`` sets before building the envs."""
+        if not self._is_distributed:
+            return
+        local_rank = get_distrib_size()[0]
+        logger.info(use_rank_devices(config, local_rank, torch.distributed.get_rank()))
 
     def _size_for_built_envs(self, config: Any) -> None:
         """Evaluation keeps one env per scene (the factory builds fewer envs

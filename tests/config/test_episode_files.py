@@ -196,3 +196,13 @@ def test_nvidia_device_files_count_as_cuda_where_torch_sees_none(monkeypatch):
     assert not validate_envs.cuda_visibly_absent()
     monkeypatch.setattr(validate_envs.glob, "glob", lambda pattern: [])
     assert validate_envs.cuda_visibly_absent()
+
+
+def test_several_ranks_leave_the_device_to_each_rank(data, no_cuda, monkeypatch):
+    from habitat_ver.config.validate import validate
+
+    # torchrun's rank 1 of 2: the trainer sets each rank's device at its start
+    # (habitat_ver.distributed.rank_devices), whatever the config says.
+    for name, value in (("LOCAL_RANK", "1"), ("RANK", "1"), ("WORLD_SIZE", "2")):
+        monkeypatch.setenv(name, value)
+    validate(_config(data, f"{GPU_KEY}=0"))

@@ -1,0 +1,88 @@
+"""``ver`` on 2 torchrun ranks on the real simulator (PointNav on simple_room).
+
+The user's command, ``torchrun --standalone --nproc_per_node 2 -m
+habitat_baselines.run --config-name=pointnav/ver_simple_room``: each rank
+says where it renders (the CPU here: upstream set every rank's device to its
+local rank, and without CUDA every env failed), and VER's distributed half
+runs: each update plans the next rollout's preemption, and a rank cut short
+fills its batch with the previous rollout's steps.
+"""
+
+import re
+import socket
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from tests.trainers.conftest import tensorboard_scalars
+
+from .conftest import dataset_overrides, real_sim_env
+
+pytestmark = pytest.mark.sim
+
+RANKS, NUM_ENVS, T, UPDATES = 2, 2, 16, 4
+BATCH = RANKS * NUM_ENVS * T  # the steps of one update over both ranks
+_RENDERS = re.compile(r"rank (\d): habitat-sim renders (.*): habitat\.simulator")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _torchrun(data, out) -> subprocess.CompletedProcess:
+    env = dict(real_sim_env(), MAIN_PORT=str(_free_port()), GLOO_SOCKET_IFNAME="lo")
+    command = [
+        *(sys.executable, "-m", "torch.distributed.run", "--standalone"),
+        f"--nproc_per_node={RANKS}",
+        *("-m", "habitat_baselines.run", "--config-name=pointnav/ver_simple_room"),
+        *dataset_overrides(data),
+        f"habitat_baselines.num_updates={UPDATES}",
+        "habitat_baselines.total_num_steps=-1",
+        "habitat_baselines.num_checkpoints=1",
+        f"habitat_baselines.num_environments={NUM_ENVS}",
+        f"habitat_baselines.rl.ppo.num_steps={T}",
+        "habitat_baselines.rl.ppo.hidden_size=32",
+        "habitat.environment.max_episode_steps=20",
+        f"habitat_baselines.checkpoint_folder={out / 'ckpt'}",
+        f"habitat_baselines.tensorboard_dir={out / 'tb'}",
+        f"habitat_baselines.log_file={out / 'train.log'}",
+    ]
+    return subprocess.run(
+        command, cwd=str(out), env=env, capture_output=True, text=True, timeout=900
+    )
+
+
+def test_ver_on_two_ranks_renders_on_each_ranks_device_and_preempts(pointnav_data, tmp_path):
+    done = _torchrun(pointnav_data, tmp_path)
+    console = done.stdout + done.stderr
+    assert done.returncode == 0, console[-4000:]
+    # One line per rank, naming the device.
+    expected = "on the CPU (CUDA sees no GPU)" if not torch.cuda.is_available() else "on GPU"
+    said = sorted(_RENDERS.findall(console))
+    assert [rank for rank, _ in said] == ["0", "1"], console[-4000:]
+    assert all(where.startswith(expected) for _, where in said), said
+    state = torch.load(tmp_path / "ckpt" / "resume-state.pth", weights_only=False)
+    assert state["requeue_stats"]["num_updates_done"] == UPDATES
+
+    logged = tensorboard_scalars(tmp_path / "tb")
+    planned = logged["system/ver_preemption_steps"]
+    stale = logged["system/stale_fraction"]
+    assert len(planned) == len(stale) == UPDATES
+    # VER's optimum S is never less than one rank's full buffer, nor more
+    # than both ranks' buffers.
+    assert all(NUM_ENVS * T <= s <= BATCH for s in planned), planned
+    # The first rollout is never cut (nothing to fill from).
+    assert stale[0] == 0.0
+    # Rollout u stopped once S(u-1) steps arrived over both ranks; steps in
+    # flight then add at most one per env; the rest of the batch is stale.
+    for s, fraction in zip(planned[:-1], stale[1:]):
+        fresh = round((1 - fraction) * BATCH)
+        assert s <= fresh <= min(s + RANKS * NUM_ENVS, BATCH), (planned, stale)
+    # The plan after the first rollout (no learning time known yet) stops at
+    # the faster rank's full buffer, so the slower rank is cut and fills.
+    assert planned[0] < BATCH - RANKS * NUM_ENVS, planned
+    assert stale[1] > 0, stale
