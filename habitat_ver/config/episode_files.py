@@ -12,12 +12,16 @@ naming the file and what is wrong with it:
 * :func:`scene_file` and :func:`check_scene_files`: the scene files
   ``PointNav-v1`` episodes name, under ``habitat.dataset.scenes_dir``;
 * :func:`check_scenes_dir`: the folder itself (habitat-lab reported a missing
-  one as a missing dataset file).
+  one as a missing dataset file);
+* :func:`check_split`: a split with no episode file beside splits that have
+  one (a misspelled split read as missing data).
 """
 
+import glob
 import gzip
 import json
 import os
+import re
 import zlib
 from typing import Any, Dict, Iterable, List, Optional
 
@@ -171,3 +175,57 @@ def selected_episodes(episodes: List[Dict[str, Any]], content_scenes: List[str])
         or not isinstance(e.get("scene_id"), str)
         or scene_name(e["scene_id"]) in wanted
     ]
+
+
+def split_key(config: Any) -> str:
+    """The key that picks the split a run reads: habitat-baselines evaluates
+    on ``habitat_baselines.eval.split``, trains on ``habitat.dataset.split``."""
+    baselines = config.get("habitat_baselines")
+    if baselines is not None and baselines.evaluate:
+        return "habitat_baselines.eval.split"
+    return "habitat.dataset.split"
+
+
+def existing_splits(data_path: str) -> List[str]:
+    """The splits that have an episode file, sorted.
+
+    Args:
+        data_path: ``habitat.dataset.data_path``, a template naming the split
+            as ``{split}`` (once or more: ``.../{split}/{split}.json.gz``).
+    """
+    parts = data_path.split("{split}")
+    if len(parts) < 2:
+        return []
+    pattern = "*".join(glob.escape(part) for part in parts)
+    # Every {split} of one path must be the same name.
+    template = re.compile(
+        re.escape(parts[0]) + "(?P<split>[^/]+)" + "(?P=split)".join(map(re.escape, parts[1:]))
+    )
+    found = (template.fullmatch(path) for path in glob.glob(pattern))
+    return sorted({match["split"] for match in found if match is not None})
+
+
+def check_split(data_path: str, split: str, key: str, remedy: str = "") -> None:
+    """Raise one ConfigError naming ``split`` and the splits that exist when
+    ``split`` has no episode file but other splits have one (without any,
+    the data itself is missing: the caller's check says what makes it).
+
+    Args:
+        data_path: ``habitat.dataset.data_path`` (a template with ``{split}``).
+        split: the split the run reads.
+        key: the key that chose it (:func:`split_key`).
+        remedy: what makes the split's file, for a split that was meant
+            (e.g. ``make it again with `...```).
+    """
+    path = data_path.format(split=split)
+    if os.path.exists(path):
+        return
+    splits = existing_splits(data_path)
+    also = f"; to use this split, {remedy}" if remedy else ""
+    check(
+        not splits,
+        key,
+        split,
+        f"there is no {path} (habitat.dataset.data_path={data_path!r}); "
+        f"the splits there are {', '.join(splits)}{also}",
+    )

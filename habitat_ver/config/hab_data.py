@@ -19,8 +19,10 @@ import os
 from xml.etree import ElementTree
 from typing import Any, Iterator, List, NamedTuple, Optional, Tuple
 
+from omegaconf import OmegaConf
+
 from habitat_ver.config.embedded_env import GYM_ENV_TASK
-from habitat_ver.config.episode_files import read_episode_file
+from habitat_ver.config.episode_files import check_split, read_episode_file, split_key
 from habitat_ver.config.errors import ConfigError
 
 # uid -> folder it fills, relative to datasets_download's --data-path, and
@@ -245,6 +247,9 @@ def check_hab_data(config: Any) -> None:
     """Raise :class:`HabitatDataMissingError` if a rearrange config's data is missing."""
     if not is_rearrange_config(config):
         return
+    key, data_path = split_key(config), config.habitat.dataset.data_path
+    # A misspelled split is not missing data: name the splits there are.
+    check_split(data_path, OmegaConf.select(config, key), key, _remedy(data_path))
     missing = missing_hab_data(config)
     if missing:
         reads_generated = any(_generated_folder(path) for _, path in needed_paths(config))

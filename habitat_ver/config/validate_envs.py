@@ -181,8 +181,9 @@ def validate_pointnav_dataset(config: Any) -> None:
     dataset = OmegaConf.select(config, "habitat.dataset")
     if dataset is None or dataset.get("type") != "PointNav-v1":
         return
-    baselines = config.habitat_baselines
-    split = baselines.eval.split if baselines.evaluate else dataset.split
+    key = episode_files.split_key(config)
+    split = OmegaConf.select(config, key)
+    episode_files.check_split(dataset.data_path, split, key, _REGENERATE)
     path = dataset.data_path.format(split=split)
     check(
         os.path.isfile(path),

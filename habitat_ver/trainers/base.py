@@ -43,11 +43,10 @@ from habitat_ver.common.log_keys import (
     LEARN_SECONDS,
     LEARNER_THREADS,
 )
-from habitat_ver.common.usage import exit_with_usage_error, interrupt_exits, usage_errors_exit
+from habitat_ver.common.usage import interrupt_exits, usage_errors_exit
 from habitat_ver.compat import upstream_private
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
 from habitat_ver.config.errors import ConfigError
-from habitat_ver.config.hab_data import HabitatDataMissingError
 from habitat_ver.config.hab_profile import resolved_profile
 from habitat_ver.config.schema import section_or_default
 from habitat_ver.config.unread_cameras import without_unread_cameras
@@ -135,12 +134,10 @@ class HabitatVerTrainer(CheckpointingTrainer):
 
     def __init__(self, config: Any = None):
         config = self.adapt_config(config)
-        try:
-            with usage_errors_exit((ConfigError,)):
-                validate(config)
-        except (HabitatSimRequiredError, HabitatDataMissingError) as error:
-            # One line and exit 2 under habitat_baselines.run too (no traceback).
-            exit_with_usage_error(error)
+        # Missing habitat-sim or data (a ConfigError), a bad value: one line
+        # and exit 2 under habitat_baselines.run; raised to any other caller.
+        with usage_errors_exit((ConfigError, HabitatSimRequiredError)):
+            validate(config)
         super().__init__(config)
         if (
             self.config.habitat_baselines.force_torch_single_threaded

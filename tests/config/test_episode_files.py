@@ -206,3 +206,37 @@ def test_several_ranks_leave_the_device_to_each_rank(data, no_cuda, monkeypatch)
     for name, value in (("LOCAL_RANK", "1"), ("RANK", "1"), ("WORLD_SIZE", "2")):
         monkeypatch.setenv(name, value)
     validate(_config(data, f"{GPU_KEY}=0"))
+
+
+def test_existing_splits_are_those_with_an_episode_file(tmp_path):
+    template = str(tmp_path / "v1" / "{split}" / "{split}.json.gz")
+    for split in ("train", "val"):
+        _write(tmp_path / "v1" / split / f"{split}.json.gz", b"")
+    _write(tmp_path / "v1" / "test" / "other.json.gz", b"")  # not test/test.json.gz
+    _write(tmp_path / "v1" / "minival" / "val.json.gz", b"")  # the two {split} differ
+    assert episode_files.existing_splits(template) == ["train", "val"]
+    assert episode_files.existing_splits(str(tmp_path / "fixed.json.gz")) == []
+
+
+def test_a_split_without_its_file_names_the_splits_there_are(tmp_path):
+    template = str(tmp_path / "{split}" / "ep.json.gz")
+    episode_files.check_split(template, "vall", "habitat.dataset.split")  # no split at all
+    for split in ("val", "train"):
+        _write(tmp_path / split / "ep.json.gz", b"")
+    episode_files.check_split(template, "val", "habitat.dataset.split")
+    with pytest.raises(ConfigError) as caught:
+        episode_files.check_split(template, "vall", "habitat.dataset.split", "make it")
+    assert str(caught.value) == (
+        f"habitat.dataset.split='vall' is not allowed: there is no {tmp_path}/vall/ep.json.gz "
+        f"(habitat.dataset.data_path={template!r}); the splits there are train, val; "
+        "to use this split, make it"
+    )
+
+
+def test_a_pointnav_run_on_a_misspelled_split_names_the_split(data):
+    config = _config(data, "habitat.dataset.split=trian")
+    with pytest.raises(ConfigError, match=r"^habitat\.dataset\.split='trian' is not allowed: "):
+        validate_pointnav_dataset(config)
+    config = _config(data, "habitat_baselines.evaluate=True", "habitat_baselines.eval.split=tst")
+    with pytest.raises(ConfigError, match=r"the splits there are train; to use this split, "):
+        validate_pointnav_dataset(config)

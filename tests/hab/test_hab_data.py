@@ -15,6 +15,7 @@ from habitat_ver.config.hab_data import (
     HabitatDataMissingError,
     check_hab_data,
     missing_hab_data,
+    needed_paths,
     source_of,
 )
 
@@ -121,9 +122,53 @@ def test_the_val_split_file_is_the_one_checked(tmp_path, monkeypatch):
     config = get_config("hab/tidy_house")
     _make_data(tmp_path, config)
     check_hab_data(config)
-    os.remove("data/datasets/replica_cad/rearrange/v2/val/tidy_house_10k_1k.json.gz")
+    train = "data/datasets/replica_cad/rearrange/v2/train/tidy_house_10k_1k.json.gz"
+    os.makedirs(os.path.dirname(train))
+    os.rename("data/datasets/replica_cad/rearrange/v2/val/tidy_house_10k_1k.json.gz", train)
+    # The train split is there: the val split is named, and what fetches it.
+    with pytest.raises(ConfigError) as raised:
+        check_hab_data(config)
+    assert str(raised.value).startswith("habitat_baselines.eval.split='val' is not allowed: ")
+    assert str(raised.value).endswith(
+        "the splits there are train; to use this split, download it again with "
+        "`python -m habitat_sim.utils.datasets_download --uids rearrange_dataset_v2 "
+        "--data-path data/`"
+    )
+    os.remove(train)
     with pytest.raises(HabitatDataMissingError, match="--uids rearrange_dataset_v2 --data-path"):
         check_hab_data(config)
+
+
+def test_a_misspelled_split_of_generated_data_names_the_splits_there_are(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = get_config("rearrange/ver_pick", ["hab_data=generated"])
+    _make_data(tmp_path, config)
+    val = config.habitat.dataset.data_path.format(split="val")
+    os.makedirs(os.path.dirname(val))
+    os.link(next(p for _, p in needed_paths(config)), val)
+    config = get_config("rearrange/ver_pick", ["hab_data=generated", "habitat.dataset.split=vall"])
+    with pytest.raises(ConfigError) as raised:
+        check_hab_data(config)
+    assert str(raised.value) == (
+        "habitat.dataset.split='vall' is not allowed: there is no "
+        "data/datasets/hab_ver/v1/vall/rearrange_easy.json.gz (habitat.dataset.data_path="
+        "'data/datasets/hab_ver/v1/{split}/rearrange_easy.json.gz'); the splits there are "
+        "train, val; to use this split, make it again with "
+        "`python -m habitat_ver.tools.make_hab_dataset --assets "
+        "<folder with replica_cad/ and robots/hab_fetch/>`"
+    )
+
+
+def test_a_trainer_built_without_its_data_raises_and_does_not_exit(tmp_path, monkeypatch):
+    from habitat_ver.compat import sim_free
+    from habitat_ver.run import get_trainer_class
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sim_free, "is_active", lambda: False)  # as with habitat-sim
+    config = get_config("rearrange/ver_pick", ["hab_data=generated"])
+    # A library call: a program or test that builds a trainer can catch it.
+    with pytest.raises(HabitatDataMissingError, match="^rearrangement data is missing"):
+        get_trainer_class("ver")(config)
 
 
 def test_embedded_env_configs_are_not_checked(tmp_path, monkeypatch):
