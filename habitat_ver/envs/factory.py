@@ -40,6 +40,10 @@ from habitat_ver.system.stop_signals import worker_context
 from habitat_ver.system.lockstep_pool import LockstepPool, ObservedThreadedVectorEnv
 
 
+# A log line longer than this is cut (the full list is in the dataset).
+MAX_LINE_CHARS = 300
+
+
 def split_scenes(scenes: Sequence[str], num_environments: int, seed: int) -> List[List[str]]:
     """Shuffle a copy of ``scenes`` and deal them out round-robin.
 
@@ -61,13 +65,39 @@ def scene_splits(scenes: Sequence[str], num_environments: int, seed: int) -> Lis
     one warning when the envs share them (fewer scenes than envs)."""
     splits = split_scenes(scenes, num_environments, seed)
     if any(splits):
-        logger.info(f"habitat_ver: scenes per environment: {splits}")
+        logger.info(splits_line(splits))
     if scenes and len(scenes) < num_environments:
         logger.warning(
             f"habitat_ver: {num_environments} environments on {len(scenes)} scene(s): "
             "every environment runs all of them"
         )
     return splits
+
+
+def splits_line(splits: List[List[str]], max_chars: int = MAX_LINE_CHARS) -> str:
+    """The log line saying which scenes each environment runs, at most
+    ``max_chars`` long: every split where that fits, else the counts and
+    environment 0's first scenes (a HAB dataset's full list runs to
+    thousands of characters)."""
+    line = f"habitat_ver: scenes per environment: {splits}"
+    if len(line) <= max_chars:
+        return line
+    sizes = [len(split) for split in splits]
+    distinct = len({scene for split in splits for scene in split})
+    line = (
+        f"habitat_ver: {distinct} scenes over {len(splits)} environments, "
+        f"{min(sizes)} to {max(sizes)} each; environment 0 runs "
+    )
+    shown: List[str] = []
+    for scene in splits[0]:
+        more = f", ... ({len(splits[0]) - len(shown) - 1} more)"
+        if len(line + ", ".join(shown + [scene]) + more) > max_chars:
+            break
+        shown.append(scene)
+    rest = len(splits[0]) - len(shown)
+    if not shown:
+        return f"{line}{rest} of them"
+    return line + ", ".join(shown) + (f", ... ({rest} more)" if rest else "")
 
 
 def environments_for(scenes: Sequence[str], num_environments: int, one_per_scene: bool) -> int:
