@@ -536,6 +536,13 @@ TABLE: Dict[str, Row] = {
         "tests/test_examples.py::test_single_node_example_trains_on_two_ranks",
         "2 updates and the run's folders appended; MAIN_PORT a free port, one OMP thread",
     ),
+    "torchrun --standalone --nproc_per_node 2 -m habitat_baselines.run "
+    "--config-name=pointnav/ver_simple_room": AlsoRunBy(
+        "tests/sim/test_pointnav_ranks.py::"
+        "test_ver_on_two_ranks_renders_on_each_ranks_device_and_preempts",
+        "4 updates of 16 steps on 2 envs per rank, in a folder of its own with "
+        "make_pointnav_dataset's data as overrides; MAIN_PORT a free port",
+    ),
     # docs/APPO.md
     "python -m habitat_ver.run --config-name=gym/appo_cartpole": Run(
         ONE_UPDATE, trained("gym/appo_cartpole")
