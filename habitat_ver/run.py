@@ -26,7 +26,7 @@ from habitat_baselines.common.baseline_registry import baseline_registry
 from habitat_baselines.config.default_structured_configs import (
     HabitatBaselinesConfigPlugin,
 )
-from hydra.errors import HydraException, OverrideParseException
+from hydra.errors import HydraException, MissingConfigException, OverrideParseException
 from omegaconf.errors import OmegaConfBaseException
 
 from habitat_ver.common import filtered_console
@@ -38,6 +38,7 @@ from habitat_ver.common.checkpoint import (
 from habitat_ver.common.run_lock import FolderInUseError
 from habitat_ver.common.usage import exit_interrupted
 from habitat_ver.compat.sim_free import HabitatSimRequiredError
+from habitat_ver.config.config_name_hint import unknown_config_line
 from habitat_ver.config.errors import ConfigError
 from habitat_ver.config.search_path import ConfigTreeSearchPath
 from habitat_ver.system.worker_processes import EnvWorkerError
@@ -55,6 +56,8 @@ USER_ERRORS = (
 )
 USAGE_EXIT_CODE = 2
 ENV_FAILURE_EXIT_CODE = 1
+# How Hydra's message for an unknown --config-name starts.
+PRIMARY_MISSING = "Cannot find primary config"
 
 
 class UnknownTrainerError(ConfigError):
@@ -93,6 +96,8 @@ def execute_exp(config: Any, run_type: str) -> Any:
 def _one_line(error: BaseException) -> str:
     """The error's message and its cause's (Hydra keeps the reason there), on
     one line: Hydra and OmegaConf messages span several."""
+    if isinstance(error, MissingConfigException) and str(error).startswith(PRIMARY_MISSING):
+        return unknown_config_line(str(error.missing_cfg_file))
     parts = [str(error)]
     if isinstance(error, OverrideParseException) and error.override not in str(error):
         parts.insert(0, f"cannot parse the override {error.override!r}")

@@ -174,3 +174,29 @@ def test_a_config_error_under_habitat_baselines_run_is_one_line_too(tmp_path):
         ln for ln in done.stderr.splitlines() if ln.startswith("habitat_baselines.run: error:")
     ]
     assert len(lines) == 1 and "rl.appo.num_env_groups=2 is not allowed" in lines[0]
+
+
+def test_a_misspelled_config_name_suggests_the_nearest():
+    # Hydra printed its config search path (several lines) and no suggestion.
+    done = _run("--config-name=rearrange/ver_pik")
+    _assert_one_line_error(
+        done,
+        "--config-name=rearrange/ver_pik: no such config; did you mean rearrange/ver_pick, ",
+    )
+
+
+@pytest.mark.sim  # habitat_baselines.run imports habitat before our sim-free mode
+def test_a_misspelled_config_name_under_habitat_baselines_run_suggests_the_nearest(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "habitat_baselines.run", "--config-name=rearrange/ver_pik"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode != 0
+    # Our line comes before Hydra's own error (its search path).
+    hint = "habitat_ver: --config-name=rearrange/ver_pik: no such config; did you mean "
+    lines = done.stderr.splitlines()
+    first = next(i for i, ln in enumerate(lines) if ln.startswith(hint))
+    assert lines[first + 1].startswith("Cannot find primary config 'rearrange/ver_pik'")

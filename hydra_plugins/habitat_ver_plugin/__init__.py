@@ -21,6 +21,10 @@ class HabitatVerSearchPathPlugin(SearchPathPlugin):
 
     def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
         import habitat_ver  # noqa: F401  (registration happens at import)
+        from habitat_ver.common.usage import UPSTREAM_CLI, program_name
+        from habitat_ver.config.config_name_hint import hint_unknown_config
         from habitat_ver.config.search_path import add_config_tree
 
         add_config_tree(search_path)
+        if program_name() == UPSTREAM_CLI:  # habitat_ver.run says it in its error
+            hint_unknown_config(search_path)
