@@ -101,6 +101,13 @@ def from_skill_learning(raw: Dict[str, Any]) -> Record:
         "budget": raw.get("budget"),
         "overrides": raw.get("overrides"),
     }
+    # A training run lasts long enough for others to start beside it: quiet
+    # only if, over its steady window, the machine was busy with little
+    # besides the run's own processes.
+    cores, idle = cpu.get("cores_used"), cpu.get("machine_idle_share")
+    if provenance["quiet"] and cores is not None and idle is not None and raw.get("cpus"):
+        others = (1.0 - idle) * raw["cpus"] - cores
+        provenance["quiet"] = others < 0.5
     return records.make("skill_learning", settings, {"ver": system}, **provenance)
 
 

@@ -65,18 +65,19 @@ def pointnav_blind_table(all_records: List[Record]) -> str:
     return table(["system"] + [f"seed {s}" for s in seeds], rows) + note
 
 
-def _newest_per_config(all_records: List[Record]) -> List[Record]:
-    newest: Dict[str, Record] = {}
-    for record in records.of_workload(all_records, "skill_learning"):
-        newest[record["settings"]["config"]] = record
-    return [newest[c] for c in sorted(newest)]
+def _skill_runs(all_records: List[Record]) -> List[Record]:
+    """Every skill-learning record, by config, then oldest first: a run
+    trained further (``--resume``) is a row of its own, so the table shows
+    how success moved with the steps."""
+    runs = records.of_workload(all_records, "skill_learning")
+    return sorted(runs, key=lambda r: (r["settings"]["config"], r["start"] or ""))
 
 
 def skills_table(all_records: List[Record]) -> str:
     """HAB skills: success on val arrangements, untrained vs trained; one row
-    per skill config, its newest record."""
+    per run (:func:`_skill_runs`)."""
     rows = []
-    for record in _newest_per_config(all_records):
+    for record in _skill_runs(all_records):
         ver = record["systems"]["ver"]
         metric = convert.success_metric(ver["trained"]) or convert.success_metric(ver["untrained"])
         wall = ver.get("wall_s")
@@ -109,10 +110,10 @@ SKILL_DETAIL = {
 
 
 def skill_detail_table(all_records: List[Record]) -> str:
-    """Per skill config (newest record): each of :data:`SKILL_DETAIL`,
+    """Per run (:func:`_skill_runs`): each of :data:`SKILL_DETAIL`,
     untrained -> trained."""
     rows = []
-    for record in _newest_per_config(all_records):
+    for record in _skill_runs(all_records):
         ver = record["systems"]["ver"]
         cells = [f"`{record['settings']['config']}`"]
         for key in SKILL_DETAIL:
