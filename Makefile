@@ -30,9 +30,9 @@ $(PY):
 # Editable in setuptools' strict mode: a tree of links to our files that sits on
 # sys.path like an installed wheel, so Hydra finds the plugin in the
 # hydra_plugins namespace from any folder (the default editable mode hides it
-# from Hydra's scan).  New files need a re-link, hence every source as a
-# prerequisite.
-SOURCES := $(shell find habitat_ver hydra_plugins configs -name '*.py' -o -name '*.yaml')
+# from Hydra's scan).  New files need a re-link, hence every source and the
+# shipped skill checkpoints as a prerequisite.
+SOURCES := $(shell find habitat_ver hydra_plugins configs -name '*.py' -o -name '*.yaml' -o -path '*/skill_checkpoints/*')
 EDITABLE := -e '.[test]' --config-settings editable_mode=strict
 
 $(STAMP): $(PY) pyproject.toml setup.py $(SOURCES)
