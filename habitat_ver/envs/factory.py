@@ -40,8 +40,9 @@ from habitat_ver.system.stop_signals import worker_context
 from habitat_ver.system.lockstep_pool import LockstepPool, ObservedThreadedVectorEnv
 
 
-# A log line longer than this is cut (the full list is in the dataset).
-MAX_LINE_CHARS = 300
+# A log line longer than this is cut (the full list is in the dataset): with
+# the logger's timestamp (24 characters) a line of the log stays within 300.
+MAX_LINE_CHARS = 276
 
 
 def split_scenes(scenes: Sequence[str], num_environments: int, seed: int) -> List[List[str]]:

@@ -5,7 +5,7 @@ loss under ``learner/`` (our system statistics too) and steps/s as
 ``perf/fps``.  The names are :mod:`habitat_ver.common.log_keys`'.
 """
 
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 import numpy as np
 from habitat import logger
@@ -13,7 +13,11 @@ from habitat_baselines.utils.timing import g_timer
 
 from habitat_ver.common.log_keys import SPS, namespaced
 
-__all__ = ["write_training_log"]
+__all__ = ["write_training_log", "wrapped_lines"]
+
+# A text line longer than this continues on the next: with the logger's
+# timestamp (24 characters) a line of the log stays within 300.
+MAX_LINE_CHARS = 276
 
 
 def window_means(window_episode_stats: Dict[str, Any]) -> Dict[str, float]:
@@ -69,15 +73,32 @@ def write_training_log(
     # n - 1 updates (a single one, the run's first update).
     window = max(len(trainer.window_episode_stats["count"]) - 1, 1)
     episodes = {k: v for k, v in scalars.items() if k == "reward" or k.startswith("metrics/")}
-    logger.info(
-        f"window of {window} updates, {int(means['count'])} episodes: " + _line(episodes, ".3f")
-    )
+    head = f"window of {window} updates, {int(means['count'])} episodes: "
+    for line in wrapped_lines(episodes, ".3f", head):
+        logger.info(line)
     for space in ("learner/", "system/"):
-        logger.info(_line({k: v for k, v in scalars.items() if k.startswith(space)}, ".4g"))
+        in_space = {k: v for k, v in scalars.items() if k.startswith(space)}
+        for line in wrapped_lines(in_space, ".4g"):
+            logger.info(line)
     if baselines.should_log_single_proc_infos:
         for k, v in infos.items():
             logger.info(f" - {k}: {np.mean(v):.3f}")
 
 
-def _line(values: Dict[str, float], fmt: str) -> str:
-    return "  ".join(f"{k}: {v:{fmt}}" for k, v in values.items())
+def wrapped_lines(
+    values: Dict[str, float], fmt: str, head: str = "", max_chars: int = MAX_LINE_CHARS
+) -> List[str]:
+    """``key: value`` pairs two spaces apart, ``head`` first, in as few lines
+    as keep each within ``max_chars`` (a pair longer than that gets a line of
+    its own); a later line starts with two spaces."""
+    lines: List[str] = []
+    line, pairs_in_line = head, 0
+    for key, value in values.items():
+        pair = f"{key}: {value:{fmt}}"
+        if pairs_in_line and len(line) + 2 + len(pair) > max_chars:
+            lines.append(line)
+            line, pairs_in_line = "  ", 0
+        line += ("  " if pairs_in_line else "") + pair
+        pairs_in_line += 1
+    lines.append(line)
+    return lines

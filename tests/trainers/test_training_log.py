@@ -64,8 +64,11 @@ def test_scalars_are_namespaced_alike_in_tensorboard_and_the_text_log(out_dir, t
     text = (out_dir / "train.log").read_text()
     steps = [int(s) for s in re.findall(r"update: \d+\tsteps: (\d+)\tsystem/sps: [0-9.]+", text)]
     assert steps[-1] == done.num_steps_done and len(steps) == 2
-    assert re.search(r"learner/loss/policy: \S+ .*learner/grad_norm: ", text), text
+    # Each namespace on lines of its own (continued within 300 characters).
+    learner = re.search(r"\n\S+ \S+ learner/.*?(?=\n\S+ \S+ system/)", text, re.S)
+    assert learner and "learner/loss/policy: " in learner[0] and "learner/grad_norm: " in learner[0]
     assert re.search(r"system/collect_seconds: \S+ .*system/sps: ", text), text
+    assert max(len(line) for line in text.splitlines()) <= 300
 
 
 def test_the_reward_window_names_the_updates_its_means_span(out_dir):
@@ -75,3 +78,20 @@ def test_the_reward_window_names_the_updates_its_means_span(out_dir):
     # after update 1 the snapshot itself (1 update), then n snapshots span
     # n - 1 updates. The label said 1, 2, 3.
     assert re.findall(r"window of (\d+) updates", text) == ["1", "1", "2"]
+
+
+def test_a_long_text_line_continues_within_300_characters_with_its_timestamp():
+    from habitat_ver.trainers.training_log import wrapped_lines
+
+    # 30 pairs of 19 characters ("learner/key_10: 1.5"), two spaces apart,
+    # within 300 - 24 (the timestamp) = 276: 13 pairs make 13 * 19 + 12 * 2 =
+    # 271 characters, a 14th 271 + 2 + 19 = 292 > 276; a continued line starts
+    # with two spaces (273), and the last holds the 4 left (2 + 4 * 19 + 3 * 2 = 84).
+    values = {f"learner/key_{i}": 1.5 for i in range(10, 40)}
+    lines = wrapped_lines(values, ".4g")
+    assert [len(line) for line in lines] == [271, 273, 84]
+    assert lines[1].startswith("  learner/key_") and not lines[0].startswith(" ")
+    joined = "  ".join(line.strip() for line in lines)
+    assert joined == "  ".join(f"learner/key_{i}: 1.5" for i in range(10, 40))
+    head = "window of 1 updates, 3 episodes: "
+    assert wrapped_lines({"reward": 1.0}, ".3f", head) == [head + "reward: 1.000"]
