@@ -33,14 +33,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _torchrun(data, out) -> subprocess.CompletedProcess:
-    env = dict(real_sim_env(), MAIN_PORT=str(_free_port()), GLOO_SOCKET_IFNAME="lo")
-    command = [
-        *(sys.executable, "-m", "torch.distributed.run", "--standalone"),
-        f"--nproc_per_node={RANKS}",
-        *("-m", "habitat_baselines.run", "--config-name=pointnav/ver_simple_room"),
+def _overrides(data, out, updates: int = UPDATES) -> list:
+    return [
         *dataset_overrides(data),
-        f"habitat_baselines.num_updates={UPDATES}",
+        f"habitat_baselines.num_updates={updates}",
         "habitat_baselines.total_num_steps=-1",
         "habitat_baselines.num_checkpoints=1",
         f"habitat_baselines.num_environments={NUM_ENVS}",
@@ -51,9 +47,52 @@ def _torchrun(data, out) -> subprocess.CompletedProcess:
         f"habitat_baselines.tensorboard_dir={out / 'tb'}",
         f"habitat_baselines.log_file={out / 'train.log'}",
     ]
+
+
+def _torchrun(data, out) -> subprocess.CompletedProcess:
+    env = dict(real_sim_env(), MAIN_PORT=str(_free_port()), GLOO_SOCKET_IFNAME="lo")
+    command = [
+        *(sys.executable, "-m", "torch.distributed.run", "--standalone"),
+        f"--nproc_per_node={RANKS}",
+        *("-m", "habitat_baselines.run", "--config-name=pointnav/ver_simple_room"),
+        *_overrides(data, out),
+    ]
     return subprocess.run(
         command, cwd=str(out), env=env, capture_output=True, text=True, timeout=900
     )
+
+
+def _slurm_tasks(config: str, data, out, updates: int) -> list:
+    """Both ranks as SLURM's srun starts them: one process each, told its
+    place by SLURM's variables; returns their combined output, in rank order."""
+    env = dict(real_sim_env(), MAIN_PORT=str(_free_port()), MAIN_ADDR="127.0.0.1")
+    env.update(GLOO_SOCKET_IFNAME="lo", SLURM_JOBID="1", SLURM_NTASKS=str(RANKS))
+    command = [sys.executable, "-m", "habitat_baselines.run", f"--config-name={config}"]
+    command += _overrides(data, out, updates)
+    logs = [open(out / f"rank{r}.txt", "w+") for r in range(RANKS)]
+    ranks = [
+        subprocess.Popen(
+            command,
+            cwd=str(out),
+            env=dict(env, SLURM_PROCID=str(r), SLURM_LOCALID=str(r)),
+            stdout=logs[r],
+            stderr=subprocess.STDOUT,
+        )
+        for r in range(RANKS)
+    ]
+    try:
+        codes = [rank.wait(timeout=900) for rank in ranks]
+    finally:
+        for rank in ranks:
+            if rank.poll() is None:
+                rank.kill()
+    outputs = []
+    for log in logs:
+        log.seek(0)
+        outputs.append(log.read())
+        log.close()
+    assert codes == [0] * RANKS, "\n".join(o[-3000:] for o in outputs)
+    return outputs
 
 
 def test_ver_on_two_ranks_renders_on_each_ranks_device_and_preempts(pointnav_data, tmp_path):
@@ -86,3 +125,18 @@ def test_ver_on_two_ranks_renders_on_each_ranks_device_and_preempts(pointnav_dat
     # the faster rank's full buffer, so the slower rank is cut and fills.
     assert planned[0] < BATCH - RANKS * NUM_ENVS, planned
     assert stale[1] > 0, stale
+
+
+def test_ddppo_on_two_slurm_tasks_trains_on_each_ranks_device(pointnav_data, tmp_path):
+    updates = 3
+    outputs = _slurm_tasks("pointnav/ddppo_simple_room", pointnav_data, tmp_path, updates)
+    expected = "on the CPU (CUDA sees no GPU)" if not torch.cuda.is_available() else "on GPU"
+    for rank, output in enumerate(outputs):
+        said = _RENDERS.findall(output)
+        assert len(said) == 1 and said[0][0] == str(rank), output[-3000:]
+        assert said[0][1].startswith(expected)
+    stats = torch.load(tmp_path / "ckpt" / "resume-state.pth", weights_only=False)
+    assert stats["requeue_stats"]["num_updates_done"] == updates
+    # DD-PPO preemption may cut a rank's rollout, never below a quarter of T.
+    steps = stats["requeue_stats"]["num_steps_done"]
+    assert updates * RANKS * NUM_ENVS * (T // 4) <= steps <= updates * BATCH
