@@ -3,17 +3,19 @@
 A habitat task renders every camera of ``habitat.simulator.agents.*.sim_sensors``
 each step, whether or not the policy looks at it.  On a CPU (habitat-sim's
 llvmpipe) that rendering is most of a physics-only skill's step: HAB pick with
-its 128x128 head depth camera stepped at 71.5 steps/s on one env, at 183 with
-no camera and ``concur_render`` off.
+its 128x128 head depth camera stepped at 210 steps/s on one env, at 654 with no
+camera and ``concur_render`` off.
 
-:func:`without_unread_cameras` drops the cameras a ``VERPolicy`` with an
-explicit ``habitat_baselines.ver_policy.visual_keys`` does not read, their keys
-from ``habitat.gym.obs_keys``, and habitat-lab's concurrent rendering when no
-camera is left (habitat-lab's ``concur_render`` needs a renderer: without a
-sensor it fails in ``start_draw_jobs``).  Evaluation videos keep their camera:
-upstream's evaluator adds ``habitat_baselines.eval.extra_sim_sensors`` on top.
-Other policies (upstream's, the hierarchical TP-SRL policy) are left alone:
-what they read is not declared in the config.
+A policy class says which image observations it reads under a config with a
+classmethod ``image_keys_read(config)`` (a list, or None: every one;
+``VERPolicy`` answers with ``habitat_baselines.ver_policy.visual_keys``).
+:func:`without_unread_cameras` drops the cameras the run's policies do not
+read, their keys from ``habitat.gym.obs_keys``, and habitat-lab's concurrent
+rendering when no camera is left (habitat-lab's ``concur_render`` needs a
+renderer: without a sensor it fails in ``start_draw_jobs``).  Evaluation
+videos keep their camera: upstream's evaluator adds
+``habitat_baselines.eval.extra_sim_sensors`` on top.  A policy that does not
+say (upstream's, the hierarchical TP-SRL policy) keeps every camera.
 """
 
 from typing import Any, List, Optional, Set
@@ -23,22 +25,23 @@ from omegaconf import OmegaConf
 
 from habitat_ver.common.log_once import log_once
 
-READER = "VERPolicy"
-VISUAL_KEYS = "habitat_baselines.ver_policy.visual_keys"
-
 
 def read_cameras(config: Any) -> Optional[Set[str]]:
-    """The observation keys of the cameras the policy reads, or None when
-    the config does not say (any policy but ``VERPolicy``, or ``VERPolicy``
-    reading every image observation: ``visual_keys`` unset)."""
+    """The observation keys of the images the run's policies read, or None
+    when one of them does not say (or reads every image)."""
+    from habitat_baselines.common.baseline_registry import baseline_registry
+
     policies = OmegaConf.select(config, "habitat_baselines.rl.policy", default=None)
     if not policies:
         return None
-    names = {str(policy.get("name")) for policy in policies.values()}
-    if names != {READER}:
-        return None
-    keys = OmegaConf.select(config, VISUAL_KEYS, default=None)
-    return None if keys is None else {str(key) for key in keys}
+    read: Set[str] = set()
+    for policy in policies.values():
+        cls = baseline_registry.get_policy(str(policy.get("name")))
+        keys = getattr(cls, "image_keys_read", lambda _config: None)(config)
+        if keys is None:
+            return None
+        read.update(keys)
+    return read
 
 
 def unread_cameras(config: Any) -> List[str]:
@@ -79,7 +82,7 @@ def without_unread_cameras(config: Any) -> Any:
         if concurrent:
             simulator.concur_render = False
     log_once(
-        f"{VISUAL_KEYS}={sorted(read_cameras(config) or [])}: the policy reads no camera in "
+        f"the policy reads the images {sorted(read_cameras(config) or [])}, none of "
         f"{sorted(uuids)}, so {', '.join(sorted(dropped))} "
         f"{'is' if len(dropped) == 1 else 'are'} not rendered"
         + (" and habitat.simulator.concur_render is off" if concurrent else "")

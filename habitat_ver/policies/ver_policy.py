@@ -287,6 +287,15 @@ class VERPolicy(NetPolicy):
     # subclass inherits them.
     RNN_TYPES: Tuple[str, ...] = ("GRU", "LSTM")
 
+    @classmethod
+    def image_keys_read(cls, config: "DictConfig") -> Optional[List[str]]:
+        """The image observations this policy reads under ``config``: its
+        ``habitat_baselines.ver_policy.visual_keys``, or None (every one).
+        The cameras it does not read are not rendered
+        (:mod:`habitat_ver.config.unread_cameras`)."""
+        keys = OmegaConf.select(config, "habitat_baselines.ver_policy.visual_keys", default=None)
+        return None if keys is None else [str(k) for k in keys]
+
     def __init__(
         self,
         observation_space: spaces.Dict,
