@@ -78,10 +78,15 @@ def resolved_profile(config: Any) -> Any:
     baselines = config.habitat_baselines
     if in_effect == "cpu":
         why = "CUDA sees no GPU" if profile == "auto" else f"{PROFILE_KEY}=cpu"
+        what = (
+            "state-only skills, LSTM "
+            if baselines.evaluate
+            else f"{baselines.num_environments} envs, state-only policy, no camera rendered, "
+            f"{baselines.total_num_steps:.0f} steps, LSTM "
+        )
         log_once(
-            f"{why}: CPU profile ({baselines.num_environments} envs, state-only policy, "
-            f"no camera rendered, LSTM {baselines.rl.ppo.hidden_size}, "
-            f"{baselines.total_num_steps:.0f} steps); {PROFILE_KEY}=paper runs the paper's recipe"
+            f"{why}: CPU profile ({what}{baselines.rl.ppo.hidden_size}); "
+            f"{PROFILE_KEY}=paper runs the paper's recipe"
         )
     elif profile == "auto":
         log_once(

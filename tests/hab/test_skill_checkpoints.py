@@ -57,12 +57,15 @@ def test_the_defaults_of_a_scenario_are_all_reported(tmp_path, monkeypatch):
 
 
 def test_the_cpu_profile_reads_the_shipped_checkpoints(tmp_path, monkeypatch):
-    # Anywhere, the CPU profile's defaults are the files shipped with the package.
+    # Anywhere, the CPU profile's defaults are the files shipped with the
+    # package, and the user's own runs for the skills none is shipped of.
     monkeypatch.chdir(tmp_path)
-    config = get_config("hab/tidy_house_nonav", ["hab_profile=cpu"])
-    for key in ("pick", "place"):
-        path = config.hab_skill_checkpoints[key]
-        assert path == os.path.join(shipped_skills.SHIPPED_DIR, f"{key}.pth")
+    config = get_config("hab/set_table_nonav", ["hab_profile=cpu"])
+    for key in ("pick", "place", "open_cab", "open_fridge", "close_cab", "close_fridge"):
+        shipped = os.path.join(shipped_skills.SHIPPED_DIR, f"{key}.pth")
+        own = f"outputs/rearrange/ver_{key}/checkpoints/latest.pth"
+        expected = shipped if key in shipped_skills.provenance() else own
+        assert config.hab_skill_checkpoints[key] == expected
 
 
 def test_a_checkpoint_of_another_skill_is_named_as_such(skill_checkpoints):

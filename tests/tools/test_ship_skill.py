@@ -74,13 +74,16 @@ def test_the_shipped_file_keeps_the_weights_and_config_and_says_where_it_came_fr
     assert shipped_skills.provenance() == {"close_cab": entry}
 
 
-def test_the_shipped_path_is_the_one_the_hab_configs_read(shipped_dir):
+def test_the_cpu_profile_reads_a_shipped_skill_and_the_users_own_run_of_the_others(
+    shipped_dir,
+):
+    (shipped_dir / "close_cab.pth").write_bytes(b"")
+    own = "outputs/rearrange/ver_{}/checkpoints/latest.pth"
     config = get_config("hab/tidy_house_nonav", ["hab_profile=cpu"])
     assert config.hab_skill_checkpoints.close_cab == str(shipped_dir / "close_cab.pth")
+    assert config.hab_skill_checkpoints.open_cab == own.format("open_cab")
     paper = get_config("hab/tidy_house_nonav", ["hab_profile=paper"])
-    assert paper.hab_skill_checkpoints.close_cab == (
-        "outputs/rearrange/ver_close_cab/checkpoints/latest.pth"
-    )
+    assert paper.hab_skill_checkpoints.close_cab == own.format("close_cab")
 
 
 @pytest.mark.parametrize(
