@@ -1,7 +1,7 @@
 """Markdown tables of the learning workloads, rendered from records: sample
 efficiency, blind PointNav, the HAB skills, the TP-SRL stages and the demo."""
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import convert
 import records
@@ -19,27 +19,42 @@ def _kilo(steps: Optional[float]) -> str:
     return "" if steps is None else f"{steps / 1000:.1f}k"
 
 
+def _per_seed(record: Record, cell: Callable[[Dict[str, Any]], str]) -> str:
+    """A table of one row per system and one column per seed, each cell
+    ``cell`` of that seed's run."""
+    seeds = sorted({s for v in record["systems"].values() for s in v["seeds"]})
+    rows = [
+        [SYSTEM_NAMES.get(name, name)] + [cell(system["seeds"].get(seed, {})) for seed in seeds]
+        for name, system in record["systems"].items()
+    ]
+    return table(["system"] + [f"seed {s}" for s in seeds], rows)
+
+
+def _efficiency_cell(run: Dict[str, Any]) -> str:
+    idle = run.get("idle_share")
+    return (
+        f"{_kilo(run.get('steps_to_threshold'))} / {num(run.get('final_return'), '.0f')}"
+        f" / {num(run.get('steps_per_s'), '.0f')} ({num(idle and 100 * idle, '.0f')}%)"
+    )
+
+
+def _blind_cell(run: Dict[str, Any]) -> str:
+    final = f"{num(run.get('final_success'), '.2f')}, {num(run.get('final_spl'), '.2f')}"
+    val = f"{num(run.get('val_success'), '.2f')}, {num(run.get('val_spl'), '.2f')}"
+    return (
+        f"{_kilo(run.get('steps_to_threshold'))} / {final} / {val} / "
+        f"{num(run.get('steps_per_s'), '.0f')}"
+    )
+
+
 def sample_efficiency_table(all_records: List[Record]) -> str:
     """Per system and seed: steps to the threshold / final return / steady
     steps/s (machine idle %)."""
     record = _newest(all_records, "sample_efficiency")
     if record is None:
         return "No record of this workload yet.\n"
-    seeds = sorted({s for v in record["systems"].values() for s in v["seeds"]})
-    rows = []
-    for name, system in record["systems"].items():
-        cells = [SYSTEM_NAMES.get(name, name)]
-        for seed in seeds:
-            run = system["seeds"].get(seed, {})
-            idle = run.get("idle_share")
-            cells.append(
-                f"{_kilo(run.get('steps_to_threshold'))} / {num(run.get('final_return'), '.0f')}"
-                f" / {num(run.get('steps_per_s'), '.0f')} ({num(idle and 100 * idle, '.0f')}%)"
-            )
-        rows.append(cells)
-    header = ["system"] + [f"seed {s}" for s in seeds]
     note = f"\nRun: {run_label(record)}; threshold {num(record['settings']['threshold'], '.0f')}.\n"
-    return table(header, rows) + note
+    return _per_seed(record, _efficiency_cell) + note
 
 
 def pointnav_blind_table(all_records: List[Record]) -> str:
@@ -48,21 +63,7 @@ def pointnav_blind_table(all_records: List[Record]) -> str:
     record = _newest(all_records, "pointnav_blind")
     if record is None:
         return "No record of this workload yet.\n"
-    seeds = sorted({s for v in record["systems"].values() for s in v["seeds"]})
-    rows = []
-    for name, system in record["systems"].items():
-        cells = [SYSTEM_NAMES.get(name, name)]
-        for seed in seeds:
-            r = system["seeds"].get(seed, {})
-            final = f"{num(r.get('final_success'), '.2f')}, {num(r.get('final_spl'), '.2f')}"
-            val = f"{num(r.get('val_success'), '.2f')}, {num(r.get('val_spl'), '.2f')}"
-            cells.append(
-                f"{_kilo(r.get('steps_to_threshold'))} / {final} / {val} / "
-                f"{num(r.get('steps_per_s'), '.0f')}"
-            )
-        rows.append(cells)
-    note = f"\nRun: {run_label(record)}.\n"
-    return table(["system"] + [f"seed {s}" for s in seeds], rows) + note
+    return _per_seed(record, _blind_cell) + f"\nRun: {run_label(record)}.\n"
 
 
 def _skill_runs(all_records: List[Record]) -> List[Record]:
