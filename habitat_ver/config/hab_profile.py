@@ -15,7 +15,7 @@ a second.  Each key that differs reads its value through the resolver
 A key given on the command line wins over both columns.
 """
 
-from typing import Any
+from typing import Any, Optional
 
 from habitat.config import read_write
 from omegaconf import OmegaConf
@@ -55,6 +55,13 @@ def profile_value(profile: str, paper: Any, cpu: Any) -> Any:
     return paper if profile_in_effect(str(profile)) == "paper" else cpu
 
 
+def profile_of(config: Any) -> Optional[str]:
+    """The config's ``hab_profile`` as written (``auto``, ``paper``, ``cpu``),
+    or None for a config without one."""
+    profile = OmegaConf.select(config, PROFILE_KEY, default=None)
+    return None if profile is None else str(profile)
+
+
 def register_profile_resolver() -> None:
     if not OmegaConf.has_resolver(PROFILE_RESOLVER):
         OmegaConf.register_new_resolver(PROFILE_RESOLVER, profile_value)
@@ -68,10 +75,10 @@ def resolved_profile(config: Any) -> Any:
     measure's config inside an env worker), where ``${hab_profile}`` no
     longer resolves, so the values are written in before any env starts.
     """
-    profile = OmegaConf.select(config, PROFILE_KEY, default=None)
+    profile = profile_of(config)
     if profile is None:
         return config
-    in_effect = profile_in_effect(str(profile))
+    in_effect = profile_in_effect(profile)
     config = config.copy()
     with read_write(config):
         OmegaConf.resolve(config)

@@ -44,9 +44,9 @@ def read_cameras(config: Any) -> Optional[Set[str]]:
     return read
 
 
-def unread_cameras(config: Any) -> List[str]:
-    """``agent.sensor`` names of the cameras nobody reads (see :func:`read_cameras`)."""
-    read = read_cameras(config)
+def unread_cameras(config: Any, read: Optional[Set[str]]) -> List[str]:
+    """``agent.sensor`` names of the cameras whose observations are not in
+    ``read`` (:func:`read_cameras`; None: every camera is read)."""
     agents = OmegaConf.select(config, "habitat.simulator.agents", default=None)
     if read is None or not agents:
         return []
@@ -62,7 +62,8 @@ def without_unread_cameras(config: Any) -> Any:
     """``config`` (a copy) without the cameras the policy does not read, and
     without concurrent rendering when none is left; ``config`` itself when
     every camera is read or the policy does not say what it reads."""
-    dropped = unread_cameras(config)
+    read = read_cameras(config)
+    dropped = unread_cameras(config, read)
     if not dropped:
         return config
     config = config.copy()
@@ -82,7 +83,7 @@ def without_unread_cameras(config: Any) -> Any:
         if concurrent:
             simulator.concur_render = False
     log_once(
-        f"the policy reads the images {sorted(read_cameras(config) or [])}, none of "
+        f"the policy reads the images {sorted(read or [])}, none of "
         f"{sorted(uuids)}, so {', '.join(sorted(dropped))} "
         f"{'is' if len(dropped) == 1 else 'are'} not rendered"
         + (" and habitat.simulator.concur_render is off" if concurrent else "")

@@ -12,10 +12,9 @@ from typing import Any, Dict, List
 import gym.spaces as spaces
 import numpy as np
 from habitat.gym.gym_wrapper import create_action_space
-from omegaconf import OmegaConf
 
 from habitat_ver.config.compose import get_config
-from habitat_ver.config.hab_profile import PROFILE_KEY, profile_in_effect
+from habitat_ver.config.hab_profile import PROFILE_KEY, profile_in_effect, profile_of
 from habitat_ver.config.hab_validate import (
     HabConfigError,
     action_space_of,
@@ -43,7 +42,7 @@ CPU_ART_SKILLS = (
 def _same_profile(config: Any) -> List[str]:
     """The override that composes a skill's training config with the
     evaluation's recipe (``hab_profile``), when it names one."""
-    profile = OmegaConf.select(config, PROFILE_KEY, default=None)
+    profile = profile_of(config)
     return [] if profile is None else [f"{PROFILE_KEY}={profile}"]
 
 
@@ -133,5 +132,5 @@ def check_hab_eval(config: Any, agent: str = "main_agent") -> Dict[str, Any]:
 
 
 def _in_cpu_profile(config: Any) -> bool:
-    profile = OmegaConf.select(config, PROFILE_KEY, default=None)
-    return profile is not None and profile_in_effect(str(profile)) == "cpu"
+    profile = profile_of(config)
+    return profile is not None and profile_in_effect(profile) == "cpu"
