@@ -559,9 +559,16 @@ def test_steps_collected_while_learning_count_towards_the_preemption_target(out_
 
         def update_once_8_steps_collected(rollouts):
             nxt, deadline = trainer.agent._spare, time.monotonic() + 60
+
+            def ready_until_8_collected(*args, **kwargs):
+                # The collector idles once 8 steps are in, however fast it ran.
+                if nxt.steps_collected >= 8:
+                    return nothing_ready()
+                return wait_ready(*args, **kwargs)
+
+            trainer.envs.wait_ready = ready_until_8_collected
             while nxt.steps_collected < 8 and time.monotonic() < deadline:
                 time.sleep(0.005)
-            trainer.envs.wait_ready = nothing_ready  # the collector idles while PPO learns
             try:
                 return update(rollouts)
             finally:
