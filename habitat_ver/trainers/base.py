@@ -75,7 +75,11 @@ from habitat_ver.system.env_pool import (
 from habitat_ver.system.scheduling import Scheduler, learner_num_threads
 from habitat_ver.system.spare_cores import SpareCores
 from habitat_ver.trainers.checkpointing import CheckpointingTrainer
-from habitat_ver.trainers.config_file import upstream_config_dump_dropped, write_config_file
+from habitat_ver.trainers.config_file import (
+    run_folder,
+    upstream_config_dump_dropped,
+    write_config_file,
+)
 from habitat_ver.trainers.eval_header import header_line, planned_episodes
 from habitat_ver.trainers.learning_curve import (
     CurveRecorder,
@@ -577,7 +581,7 @@ class HabitatVerTrainer(CheckpointingTrainer):
             log_file=baselines.log_file,
             stopped_early=stopped,
             learning_curve=write_curve_png(
-                self.curve_points, curve_path(baselines.log_file), self._run_title()
+                self.curve_points, curve_path(run_folder(baselines)), self._run_title()
             ),
         )
         print(self.last_summary.render(), flush=True)

@@ -5,8 +5,9 @@ on (its default): ``config: ...`` as training starts and ``env config: ...``
 as each checkpoint's evaluation starts, some 450 lines for a HAB skill, which
 were most of a run's console.  Our trainers drop those two records
 (:func:`upstream_config_dump_dropped`) and write the config to
-``config.yaml`` (training) or ``eval_config.yaml`` (evaluation) beside the
-run's log file, logging one line that names it (:func:`write_config_file`).
+``config.yaml`` (training) or ``eval_config.yaml`` (evaluation) in the run's
+folder (:func:`run_folder`), logging one line that names it
+(:func:`write_config_file`).
 """
 
 import contextlib
@@ -46,10 +47,24 @@ def upstream_config_dump_dropped() -> Iterator[None]:
         logger.removeFilter(dump_filter)
 
 
-def config_file_path(log_file: str, evaluation: bool) -> str:
-    """Where a run whose log is ``log_file`` keeps its config."""
-    name = EVAL_FILE if evaluation else TRAIN_FILE
-    return os.path.join(os.path.dirname(os.path.abspath(log_file)), name)
+def run_folder(baselines: Any) -> str:
+    """A run's own output folder (absolute), where its config and curve go.
+
+    It is the log file's folder (``outputs/<config>/`` in our configs); a log
+    file named without a folder (habitat-baselines' default ``train.log``,
+    written where the run was started) leaves the working folder alone, and
+    the checkpoint folder is used instead.
+
+    Args:
+        baselines: the ``habitat_baselines`` node of a run's config.
+    """
+    log_folder = os.path.dirname(baselines.log_file)
+    return os.path.abspath(log_folder or baselines.checkpoint_folder)
+
+
+def config_file_path(baselines: Any, evaluation: bool) -> str:
+    """Where a run keeps its config (``baselines``: its ``habitat_baselines`` node)."""
+    return os.path.join(run_folder(baselines), EVAL_FILE if evaluation else TRAIN_FILE)
 
 
 def config_yaml(config: Any) -> str:
@@ -61,13 +76,13 @@ def config_yaml(config: Any) -> str:
 
 
 def write_config_file(config: Any, evaluation: bool = False) -> str:
-    """Write ``config`` beside its ``habitat_baselines.log_file`` (atomically)
-    and log one line naming the file.
+    """Write ``config`` into the run's folder (atomically) and log one line
+    naming the file.
 
     Returns:
         The file's path.
     """
-    path = config_file_path(config.habitat_baselines.log_file, evaluation)
+    path = config_file_path(config.habitat_baselines, evaluation)
     text = config_yaml(config).encode()
     write_atomically(path, lambda out: out.write(text))
     what = "evaluation" if evaluation else "run"

@@ -100,9 +100,9 @@ def _dataset_name(data_path: str) -> str:
     return above[-1] if above else stem
 
 
-def curve_path(log_file: str) -> str:
-    """Where a run's curve goes: beside its log file (the run's output folder)."""
-    return os.path.join(os.path.dirname(os.path.abspath(log_file)), FILE_NAME)
+def curve_path(run_folder: str) -> str:
+    """Where a run's curve goes: its output folder (``config_file.run_folder``)."""
+    return os.path.join(run_folder, FILE_NAME)
 
 
 def write_curve_png(points: Dict[str, List[List[float]]], path: str, title: str) -> Optional[str]:

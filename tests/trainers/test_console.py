@@ -64,6 +64,23 @@ def test_the_config_goes_to_a_file_and_the_first_update_is_logged(out_dir):
     assert re.findall(r"update: (\d+)\tsteps:", log) == ["1"]
 
 
+def test_a_log_file_named_without_a_folder_leaves_the_working_folder_alone(
+    out_dir, tmp_path, monkeypatch
+):
+    # habitat-baselines' default log file is "train.log", written where the
+    # run starts (its tests and notebooks start runs through execute_exp):
+    # the config and the curve go to the checkpoint folder, not beside it.
+    started_in = tmp_path / "started_here"
+    started_in.mkdir()
+    monkeypatch.chdir(started_in)
+    overrides = run_overrides(out_dir, 2) + ["habitat_baselines.log_file=train.log"]
+    execute_exp(get_config("gym/ddppo_cartpole", overrides), "train")
+    assert sorted(p.name for p in started_in.iterdir()) == ["train.log"]
+    folder = out_dir / "checkpoints"
+    assert OmegaConf.load(folder / "config.yaml").habitat_baselines.num_updates == 2
+    assert (folder / "learning_curve.png").stat().st_size > 0
+
+
 def test_an_evaluation_writes_its_config_and_says_how_many_episodes(out_dir):
     execute_exp(get_config("gym/ddppo_cartpole", run_overrides(out_dir, 1)), "train")
     latest = out_dir / "checkpoints" / "latest.pth"
