@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from habitat_ver.common.atomic import write_atomically
-from habitat_ver.trainers.eval_header import HEADER
+from habitat_ver.trainers.eval_header import COUNTED, HEADER
 
 SCENARIOS = ("tidy_house", "prepare_groceries", "set_table")
 METHODS = {"": "TP-SRL", "_nonav": "TP-SRL(NoNav)", "_oracle": "oracle skills"}
@@ -92,6 +92,9 @@ def read_evaluations(path: str) -> List[Evaluation]:
     with open(path) as f:
         for number, line in enumerate(f, start=1):
             header = HEADER.search(line.rstrip("\n"))
+            counted = COUNTED.search(line.rstrip("\n"))
+            if counted is not None:  # what the averages were over, after them
+                found[-1].episodes = int(counted.group("episodes"))
             result = _LINE.search(line)
             if header is not None or (result and result.group(1) in found[-1].metrics):
                 found.append(Evaluation(line=number, started=_started(line)))

@@ -80,7 +80,7 @@ from habitat_ver.trainers.config_file import (
     upstream_config_dump_dropped,
     write_config_file,
 )
-from habitat_ver.trainers.eval_header import header_line, planned_episodes
+from habitat_ver.trainers.eval_header import envs_for_episodes, header_line, planned_episodes
 from habitat_ver.trainers.learning_curve import (
     CurveRecorder,
     curve_path,
@@ -194,6 +194,7 @@ class HabitatVerTrainer(CheckpointingTrainer):
         # Evaluation may run a checkpoint's config, written by upstream.
         config = self.config if config is None else config
         if is_eval:
+            config = envs_for_episodes(config)
             kind = env_pool_kind(LOCKSTEP, needs=VectorEnvPool)
         else:
             self._use_rank_devices(config)

@@ -1,19 +1,29 @@
-"""The line that opens each evaluation in a log: the checkpoint and the episodes.
+"""The lines around each evaluation in a log: the checkpoint and the episodes.
 
 Upstream's evaluator logs its results as ``Average episode <key>: <value>``
 lines and nothing else about the evaluation, so a log holding several (a
 folder's checkpoints, or a second evaluation appended to the same file) did not
 say where one ended, nor how many episodes each average was over.  Our
-trainers log :func:`header_line` as each checkpoint's evaluation starts;
-:mod:`habitat_ver.tools.hab_stage_report` reads it back with :data:`HEADER`.
+trainers log :func:`header_line` as each checkpoint's evaluation starts, and
+our evaluator :func:`counted_line` after the averages: upstream's evaluator
+stops once ``test_episode_count`` episodes are done, but every env whose
+episode ends on that same step is averaged in too.  An evaluation therefore
+runs on no more envs than the episodes it plans (:func:`envs_for_episodes`),
+and the counted line says what the averages are over.
+:mod:`habitat_ver.tools.hab_stage_report` reads both back (:data:`HEADER`,
+:data:`COUNTED`).
 """
 
+import copy
 import re
 from typing import Any, Optional, Sequence
+
+from habitat.config import read_write
 
 HEADER = re.compile(
     r"habitat_ver: evaluating (?P<checkpoint>.*) on (?P<episodes>\d+) episode\(s\)$"
 )
+COUNTED = re.compile(r"habitat_ver: the averages above are over (?P<episodes>\d+) episode\(s\)$")
 
 
 def planned_episodes(config: Any, episodes_per_env: Sequence[Optional[int]]) -> int:
@@ -43,3 +53,21 @@ NO_CHECKPOINT = "the config's policy (no checkpoint)"
 def header_line(checkpoint: str, episodes: int) -> str:
     """The line :data:`HEADER` matches."""
     return f"habitat_ver: evaluating {checkpoint or NO_CHECKPOINT} on {episodes} episode(s)"
+
+
+def counted_line(episodes: int) -> str:
+    """The line :data:`COUNTED` matches."""
+    return f"habitat_ver: the averages above are over {episodes} episode(s)"
+
+
+def envs_for_episodes(config: Any) -> Any:
+    """``config`` with no more envs than ``test_episode_count`` (a copy when
+    it changes): each env runs an episode at once, and upstream's evaluator
+    averages every one that ends, so 4 envs for 1 episode averaged up to 4."""
+    wanted = int(config.habitat_baselines.test_episode_count)
+    if not 0 < wanted < int(config.habitat_baselines.num_environments):
+        return config
+    config = copy.deepcopy(config)
+    with read_write(config):
+        config.habitat_baselines.num_environments = wanted
+    return config

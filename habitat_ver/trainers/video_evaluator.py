@@ -3,7 +3,7 @@
 ``habitat_baselines.evaluator._target_`` names :class:`VideoEvaluator` in the
 ``hab/*`` and ``rearrange/*`` configs.  Everything is upstream's
 ``HabitatEvaluator`` (episodes, statistics, which frames a video holds, its
-file name) except the frames themselves:
+file name) except the frames themselves and one more log line:
 
 * the image is the video camera's (``habitat_baselines.eval.extra_sim_sensors``:
   upstream adds those sensors only when ``eval.video_option`` asks for a video,
@@ -11,7 +11,9 @@ file name) except the frames themselves:
   images;
 * the metrics are drawn beside it (:func:`~habitat_ver.common.video_frame.video_frame`),
   not over it as upstream's ``overlay_frame`` does;
-* the mp4 is written to a temporary name and renamed into place (atomic).
+* the mp4 is written to a temporary name and renamed into place (atomic);
+* a line after the averages says how many episodes they are over
+  (:func:`~habitat_ver.trainers.eval_header.counted_line`).
 
 Upstream's ``evaluate_agent`` builds each frame by calling
 ``observations_to_image`` and ``overlay_frame`` and writes the video with
@@ -28,14 +30,18 @@ import contextlib
 import os
 import shutil
 import tempfile
-from typing import Any, Iterator, List, Mapping, Sequence
+import types
+from typing import Any, Iterator, List, Mapping, Optional, Sequence
 
 import numpy as np
+import tqdm
+from habitat import logger
 from habitat_baselines.rl.ppo import habitat_evaluator
 from habitat_baselines.rl.ppo.habitat_evaluator import HabitatEvaluator
 
 from habitat_ver.common.video_frame import observation_camera, video_frame
 from habitat_ver.policies.agent_config import video_camera_keys
+from habitat_ver.trainers.eval_header import counted_line
 
 # The names of upstream's evaluator module replaced while evaluating.
 REPLACED = ("observations_to_image", "overlay_frame", "generate_video")
@@ -46,8 +52,32 @@ class VideoEvaluator(HabitatEvaluator):
     metrics beside it (module docstring)."""
 
     def evaluate_agent(self, agent: Any, envs: Any, config: Any, *args: Any, **kwargs: Any) -> Any:
-        with frames_beside_metrics(video_camera_keys(config)), policy_told_of_every_pause(agent):
-            return super().evaluate_agent(agent, envs, config, *args, **kwargs)
+        with frames_beside_metrics(video_camera_keys(config)), policy_told_of_every_pause(
+            agent
+        ), episodes_counted() as counted:
+            result = super().evaluate_agent(agent, envs, config, *args, **kwargs)
+        logger.info(counted_line(counted[0]))
+        return result
+
+
+@contextlib.contextmanager
+def episodes_counted() -> Iterator[List[int]]:
+    """Counts the episodes upstream's evaluator averages (into the yielded
+    one-item list): it ticks its progress bar once for each, and has no
+    other count of them."""
+    counted = [0]
+
+    class CountingBar(tqdm.tqdm):
+        def update(self, n: float = 1) -> Optional[bool]:
+            counted[0] += int(n)
+            return super().update(n)
+
+    saved = habitat_evaluator.tqdm
+    habitat_evaluator.tqdm = types.SimpleNamespace(tqdm=CountingBar)
+    try:
+        yield counted
+    finally:
+        habitat_evaluator.tqdm = saved
 
 
 @contextlib.contextmanager

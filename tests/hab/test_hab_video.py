@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 
 from habitat_ver.common.video_frame import PANEL_COLOUR, PANEL_WIDTH
+from habitat_ver.tools.hab_stage_report import read_evaluations
+from habitat_ver.trainers.eval_header import counted_line
 from tests.sim.conftest import REPO, real_sim_env
 
 pytestmark = pytest.mark.sim
@@ -41,6 +43,9 @@ def test_the_video_shows_the_third_person_camera_with_the_metrics_beside_it(hab_
     # it out: tests/policies/test_video_camera_hidden.py).
     assert "third_rgb" in result["env_keys"] and "head_depth" in result["env_keys"]
     (video,) = (out / "video").iterdir()  # one mp4, no temporary folder left
+    # One episode planned, averaged and said so in the log the report reads.
+    (evaluation,) = read_evaluations(str(out / "run.log"))
+    assert evaluation.episodes == 1 and counted_line(1) in (out / "run.log").read_text()
     assert video.suffix == ".mp4" and video.name.startswith("episode=")
     with imageio.get_reader(str(video)) as reader:
         frames = np.stack([np.asarray(f)[:, :, :3] for f in reader])

@@ -2,6 +2,7 @@
 in the paper's stage numbering, with episode counts, and says what it wrote."""
 
 import pytest
+from omegaconf import OmegaConf
 
 from habitat_ver.tools.hab_stage_report import (
     main,
@@ -10,7 +11,13 @@ from habitat_ver.tools.hab_stage_report import (
     split_run_name,
     stage_name,
 )
-from habitat_ver.trainers.eval_header import HEADER, header_line, planned_episodes
+from habitat_ver.trainers.eval_header import (
+    HEADER,
+    counted_line,
+    envs_for_episodes,
+    header_line,
+    planned_episodes,
+)
 
 # One evaluation, opened by our trainers' header line; an earlier run's
 # training lines before it are not an evaluation.
@@ -103,6 +110,25 @@ def test_an_evaluation_that_ended_without_results_is_not_counted(tmp_path):
     (tmp_path / "eval.log").write_text(crashed + TIDY_LOG)
     evaluation = parse_eval_log(str(tmp_path / "eval.log"))
     assert evaluation.episodes == 10 and evaluation.metrics["pddl_success"] == 0.25
+
+
+def test_the_count_after_the_averages_is_the_one_reported(tmp_path):
+    # 10 planned; several envs ended their episodes on the last step: 12 averaged.
+    counted = "2024-01-01 00:00:09,000 " + counted_line(12) + "\n"
+    (tmp_path / "eval.log").write_text(TIDY_LOG + counted)
+    assert parse_eval_log(str(tmp_path / "eval.log")).episodes == 12
+
+
+@pytest.mark.parametrize(
+    "count, envs, expected", [(1, 4, 1), (3, 4, 3), (4, 4, 4), (9, 4, 4), (-1, 4, 4)]
+)
+def test_an_evaluation_runs_on_no_more_envs_than_its_episodes(count, envs, expected):
+    config = OmegaConf.create(
+        {"habitat_baselines": {"test_episode_count": count, "num_environments": envs}}
+    )
+    OmegaConf.set_readonly(config, True)
+    assert envs_for_episodes(config).habitat_baselines.num_environments == expected
+    assert config.habitat_baselines.num_environments == envs  # the caller's is untouched
 
 
 def test_bad_inputs_are_named(tmp_path):

@@ -44,6 +44,19 @@ def test_the_policy_hears_of_a_pause_of_env_0_alone(monkeypatch):
     assert habitat_evaluator.pause_envs is upstream_pause
 
 
+def test_the_episodes_averaged_are_counted_by_upstreams_progress_bar():
+    # Upstream's evaluator ticks tqdm.tqdm once per episode it averages.
+    assert "tqdm" in HabitatEvaluator.evaluate_agent.__code__.co_names
+    original = habitat_evaluator.tqdm
+    with ve.episodes_counted() as counted:
+        bar = habitat_evaluator.tqdm.tqdm(total=2, disable=True)
+        bar.update()
+        bar.update()
+        bar.update()  # a third env ended on the same step
+        bar.close()
+    assert counted == [3] and habitat_evaluator.tqdm is original
+
+
 def test_frames_are_ours_while_evaluating_and_upstreams_after():
     originals = {name: getattr(habitat_evaluator, name) for name in ve.REPLACED}
     third = np.random.default_rng(0).integers(0, 256, (256, 256, 3), dtype=np.uint8)
