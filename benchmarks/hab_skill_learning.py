@@ -130,14 +130,22 @@ def run(
                 rc = proc.wait(timeout=deadline_s)
                 stopped = False
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGINT)
-                try:
-                    rc = proc.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    rc = proc.wait()
-                stopped = True
+                rc, stopped = _stop(proc), True
+            except BaseException:  # this script stopped (Ctrl-C, SIGTERM): the run too
+                _stop(proc)
+                raise
     return {"cmd": cmd, "rc": rc, "stopped_at_budget": stopped, "wall_s": time.time() - start}
+
+
+def _stop(proc: subprocess.Popen) -> int:
+    """Stops the run in its own session as Ctrl-C would (it saves its resume
+    state), killing it after a minute; returns its exit code."""
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        return proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        return proc.wait()
 
 
 def training_cpu(tb: Path, log: Path, sampler: process_cpu.ProcessSampler) -> Dict:
@@ -242,6 +250,8 @@ def table(report: Dict) -> str:
 
 
 def main() -> None:
+    # SIGTERM (kill, a scheduler) unwinds like Ctrl-C, so the run stops with it.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     budget = parser.add_mutually_exclusive_group(required=True)
     budget.add_argument("--minutes", type=float, help="training wall-clock budget")
