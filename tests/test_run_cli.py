@@ -176,6 +176,29 @@ def test_a_config_error_under_habitat_baselines_run_is_one_line_too(tmp_path):
     assert len(lines) == 1 and "rl.appo.num_env_groups=2 is not allowed" in lines[0]
 
 
+@pytest.mark.sim  # habitat_baselines.run imports habitat before our sim-free mode
+def test_habitat_baselines_run_writes_only_in_the_runs_folder(tmp_path):
+    # Hydra wrote run.log and .hydra/ into outputs/<date>/<time>/ of the folder
+    # the command ran in; they go into the run's folder with its other files.
+    done = subprocess.run(
+        [sys.executable, "-m", "habitat_baselines.run", "--config-name=gym/ver_cartpole"]
+        + ["habitat_baselines.num_environments=2", "habitat_baselines.total_num_steps=256"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = tmp_path / "outputs" / "gym" / "ver_cartpole"
+    written = {str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_dir()}
+    assert {p for p in written if not p.startswith("outputs/gym/ver_cartpole")} == {
+        "outputs",
+        "outputs/gym",
+    }
+    assert (run / "run.log").is_file() and (run / ".hydra" / "config.yaml").is_file()
+    assert (run / "train.log").is_file() and (run / "config.yaml").is_file()
+
+
 def test_a_misspelled_config_name_suggests_the_nearest():
     # Hydra printed its config search path (several lines) and no suggestion.
     done = _run("--config-name=rearrange/ver_pik")

@@ -25,6 +25,7 @@ from habitat_baselines.config.default_structured_configs import (
 from habitat_ver.common.settings_sections import settings_sections
 from habitat_ver.config.aux_losses import register_aux_loss_groups
 from habitat_ver.config.hab_profile import register_profile_resolver
+from habitat_ver.config.run_folder import register_run_folder_resolver
 from habitat_ver.config.shipped_skills import register_shipped_resolver
 
 T = TypeVar("T")
@@ -170,6 +171,7 @@ def register_configs() -> None:
         OmegaConf.register_new_resolver(RENDER_GPU_RESOLVER, render_gpu)
     register_profile_resolver()
     register_shipped_resolver()
+    register_run_folder_resolver()
     ConfigStore.instance().store(
         group="habitat_baselines",
         name="habitat_ver_config_base",

@@ -20,6 +20,7 @@ from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from habitat_ver.common.atomic import write_atomically
+from habitat_ver.config.run_folder import run_folder_of
 
 TRAIN_FILE = "config.yaml"
 EVAL_FILE = "eval_config.yaml"
@@ -48,18 +49,12 @@ def upstream_config_dump_dropped() -> Iterator[None]:
 
 
 def run_folder(baselines: Any) -> str:
-    """A run's own output folder (absolute), where its config and curve go.
-
-    It is the log file's folder (``outputs/<config>/`` in our configs); a log
-    file named without a folder (habitat-baselines' default ``train.log``,
-    written where the run was started) leaves the working folder alone, and
-    the checkpoint folder is used instead.
+    """A run's own output folder (:mod:`habitat_ver.config.run_folder`).
 
     Args:
         baselines: the ``habitat_baselines`` node of a run's config.
     """
-    log_folder = os.path.dirname(baselines.log_file)
-    return os.path.abspath(log_folder or baselines.checkpoint_folder)
+    return run_folder_of(baselines.log_file, baselines.checkpoint_folder)
 
 
 def config_file_path(baselines: Any, evaluation: bool) -> str:
