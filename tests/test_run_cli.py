@@ -178,7 +178,7 @@ def test_a_config_error_under_habitat_baselines_run_is_one_line_too(tmp_path):
 
 @pytest.mark.sim  # habitat_baselines.run imports habitat before our sim-free mode
 def test_habitat_baselines_run_writes_only_in_the_runs_folder(tmp_path):
-    # Hydra wrote run.log and .hydra/ into outputs/<date>/<time>/ of the folder
+    # Hydra wrote its log and .hydra/ into outputs/<date>/<time>/ of the folder
     # the command ran in; they go into the run's folder with its other files.
     done = subprocess.run(
         [sys.executable, "-m", "habitat_baselines.run", "--config-name=gym/ver_cartpole"]
@@ -195,7 +195,7 @@ def test_habitat_baselines_run_writes_only_in_the_runs_folder(tmp_path):
         "outputs",
         "outputs/gym",
     }
-    assert (run / "run.log").is_file() and (run / ".hydra" / "config.yaml").is_file()
+    assert (run / "hydra.log").is_file() and (run / ".hydra" / "config.yaml").is_file()
     assert (run / "train.log").is_file() and (run / "config.yaml").is_file()
 
 

@@ -6,7 +6,7 @@ named without a folder (habitat-baselines' default ``train.log``, written
 where the run was started) leaves the working folder alone, and the
 checkpoint folder is used instead.
 
-Hydra writes its own log and ``.hydra/`` into ``hydra.run.dir``, by default
+Hydra writes its own log (``hydra.log`` here) and ``.hydra/`` into ``hydra.run.dir``, by default
 ``outputs/<date>/<time>/`` of the folder the command ran in; our configs set it
 to this folder through the resolver :data:`RESOLVER`
 (``configs/habitat_baselines/run_folder.yaml``).
