@@ -195,7 +195,7 @@ def hab_run_dir(user_folders) -> Path:
 
 
 # The oracle-skill evaluations of the three scenarios, one episode each, in one
-# process (tests/hab/run_hab_configs.py, docs/HAB.md's command with 10 episodes).
+# process (habitat_ver/tools/run_configs.py, docs/HAB.md's command with 10 episodes).
 ORACLE_RUNS = ["hab/tidy_house_oracle", "hab/prepare_groceries_oracle", "hab/set_table_oracle"]
 
 
@@ -204,7 +204,7 @@ def hab_oracle_logs(hab_run_dir) -> Dict[str, Path]:
     """Each oracle run's evaluation log, by config name (under outputs/oracle/)."""
     out = hab_run_dir / "outputs" / "oracle"
     run = subprocess.run(
-        [sys.executable, str(REPO / "tests" / "hab" / "run_hab_configs.py"), str(out), "eval"]
+        [sys.executable, "-m", "habitat_ver.tools.run_configs", str(out), "eval"]
         + ORACLE_RUNS
         + ["--", "habitat_baselines.test_episode_count=1"],
         cwd=str(hab_run_dir),

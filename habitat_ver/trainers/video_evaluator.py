@@ -52,9 +52,11 @@ class VideoEvaluator(HabitatEvaluator):
     metrics beside it (module docstring)."""
 
     def evaluate_agent(self, agent: Any, envs: Any, config: Any, *args: Any, **kwargs: Any) -> Any:
-        with frames_beside_metrics(video_camera_keys(config)), policy_told_of_every_pause(
-            agent
-        ), episodes_counted() as counted:
+        with (
+            frames_beside_metrics(video_camera_keys(config)),
+            policy_told_of_every_pause(agent),
+            episodes_counted() as counted,
+        ):
             result = super().evaluate_agent(agent, envs, config, *args, **kwargs)
         logger.info(counted_line(counted[0]))
         return result

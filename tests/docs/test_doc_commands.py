@@ -499,14 +499,14 @@ TABLE: Dict[str, Row] = {
     _report(REPORT_HAB): _report_row(REPORT_HAB),
     "python -m habitat_sim.utils.datasets_download --uids rearrange_task_assets "
     "--data-path data/": NotRun(NETWORK),
-    "python tests/hab/run_hab_configs.py /tmp/oracle eval hab/tidy_house_oracle "
+    "python -m habitat_ver.tools.run_configs /tmp/oracle eval hab/tidy_house_oracle "
     "hab/prepare_groceries_oracle hab/set_table_oracle -- "
     "habitat_baselines.test_episode_count=10": AlsoRunBy(
         "tests/hab/test_hab_real.py::"
         "test_each_scenario_evaluates_with_oracle_skills_and_reports_its_stages",
         "one episode each instead of 10 (the budget), OUT in the session's HAB folder",
     ),
-    "python tests/hab/run_hab_configs.py /tmp/learned eval hab/tidy_house ... -- "
+    "python -m habitat_ver.tools.run_configs /tmp/learned eval hab/tidy_house ... -- "
     "habitat_baselines.test_episode_count=1 "
     "habitat_baselines.rl.ppo.hidden_size=128 'habitat_baselines.ver_policy.visual_keys=[]' "
     "hab_skill_checkpoints.pick=PICK.pth hab_skill_checkpoints.place=PLACE.pth ...": NotRun(
@@ -520,7 +520,7 @@ TABLE: Dict[str, Row] = {
     "'habitat_baselines.eval.video_option=[disk]'": AlsoRunBy(
         VIDEO_TEST, "a 12-step episode (max_episode_steps=12) in the session's HAB folder"
     ),
-    "python tests/hab/run_hab_configs.py /tmp/video eval hab/tidy_house_oracle "
+    "python -m habitat_ver.tools.run_configs /tmp/video eval hab/tidy_house_oracle "
     "hab/prepare_groceries_oracle hab/set_table_oracle -- habitat_baselines.test_episode_count=1 "
     "'habitat_baselines.eval.video_option=[disk]' habitat.environment.max_episode_steps=240": (
         AlsoRunBy(VIDEO_TEST, "tidy_house_oracle alone, 12 steps instead of 240")

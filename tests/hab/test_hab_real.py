@@ -17,7 +17,7 @@ import torch
 from habitat_ver.common import noise_filter
 from habitat_ver.tools import hab_scene
 from habitat_ver.tools import make_hab_dataset as tool
-from tests.sim.conftest import REPO, run_real
+from tests.sim.conftest import run_real
 from tests.user_folders import HAB_ARRANGEMENTS as ARRANGEMENTS
 from tests.user_folders import HAB_ASSETS as ASSETS
 from tests.user_folders import HAB_TRAIN as TRAIN
@@ -205,7 +205,7 @@ def test_make_hab_dataset_says_what_it_made(hab_run_dir):
 def test_every_skill_config_trains_two_updates(hab_run_dir):
     out = hab_run_dir / "outputs" / "skills"
     run = run_real(
-        [str(REPO / "tests" / "hab" / "run_hab_configs.py"), str(out), "train", *SKILL_CONFIGS]
+        ["-m", "habitat_ver.tools.run_configs", str(out), "train", *SKILL_CONFIGS]
         + ["--", *SHORT_RUN],
         cwd=hab_run_dir,
         timeout=1800,

@@ -1,14 +1,15 @@
-"""Run several rearrange/HAB configs in one process, with the real habitat-sim.
+"""Run several rearrange/HAB configs in one process (one interpreter and
+habitat-sim start for many short runs), each into a folder of its own.
 
-Used by the ``sim`` tests (``tests/hab/test_hab_real.py``): one interpreter
-start for many short runs instead of one per config.  For each config, runs
-``habitat_ver.run.execute_exp`` as ``python -m habitat_baselines.run`` would
-(in the current folder, whose ``data/`` is make_hab_dataset's), and prints one
-JSON line with what the run left behind::
+For each config, runs ``habitat_ver.run.execute_exp`` as ``python -m
+habitat_baselines.run`` would, in the current folder (whose ``data/`` is
+make_hab_dataset's; ``hab_data=generated`` is set), and prints one line
+``RESULT {json}`` with what the run left behind::
 
-    python tests/hab/run_hab_configs.py OUT train rearrange/ver_place ... -- OVERRIDES...
+    python -m habitat_ver.tools.run_configs OUT eval hab/tidy_house_oracle ... -- OVERRIDES...
 
-``OUT/<config>/`` gets each run's checkpoints and log file.
+``OUT/<config with / as _>/`` gets each run's checkpoints (``ckpt/``),
+TensorBoard files, videos and log file (``run.log``).
 """
 
 import json
