@@ -42,6 +42,7 @@ DATA_SOURCES = {
     "hab2_bench_assets": ("hab2_bench_assets", "HAB2 benchmark assets"),
 }
 DOWNLOAD_MODULE = "habitat_sim.utils.datasets_download"
+OBJECT_PATHS_KEY = "habitat.simulator.additional_object_paths"
 # Folders of the data python -m habitat_ver.tools.make_hab_dataset writes
 # (relative to its --out), and what they are.
 GENERATED = {
@@ -119,7 +120,7 @@ def needed_paths(config: Any) -> Iterator[Tuple[str, str]]:
         yield "habitat.dataset.scenes_dir", dataset.scenes_dir
     simulator = habitat.simulator
     for i, path in enumerate(simulator.get("additional_object_paths") or []):
-        yield f"habitat.simulator.additional_object_paths[{i}]", path
+        yield f"{OBJECT_PATHS_KEY}[{i}]", path
     for name, agent in simulator.agents.items():
         prefix = f"habitat.simulator.agents.{name}."
         for field in ("articulated_agent_urdf", "motion_data_path"):
@@ -251,6 +252,11 @@ def check_hab_data(config: Any) -> None:
     # A misspelled split is not missing data: name the splits there are.
     check_split(data_path, OmegaConf.select(config, key), key, _remedy(data_path))
     missing = missing_hab_data(config)
+    if os.path.isfile(data_path.format(split=OmegaConf.select(config, key))):
+        # habitat-sim only warns about a missing object folder; it matters
+        # when an episode adds an object found nowhere else, and
+        # check_hab_files names that object and the folder's download.
+        missing = [m for m in missing if not m.key.startswith(OBJECT_PATHS_KEY)]
     if missing:
         reads_generated = any(_generated_folder(path) for _, path in needed_paths(config))
         raise HabitatDataMissingError(describe_missing(missing, reads_generated))
@@ -290,12 +296,22 @@ def check_hab_files(config: Any) -> None:
                 raise ConfigError(
                     f"{key}: the episode file {path!r} adds the object {handle!r}, whose "
                     f"config is in none of {folders} (the scene dataset's object paths and "
-                    f"habitat.simulator.additional_object_paths); {remedy}"
+                    f"{OBJECT_PATHS_KEY}); {_object_remedy(extra) or remedy}"
                 )
     for name, agent in config.habitat.simulator.agents.items():
         urdf = agent.get("articulated_agent_urdf")
         if urdf:
             check_urdf(urdf, f"habitat.simulator.agents.{name}.articulated_agent_urdf")
+
+
+def _object_remedy(object_paths: List[str]) -> Optional[str]:
+    """What fetches the missing ones of ``object_paths`` (None: none missing)."""
+    absent = [p for p in object_paths if not os.path.exists(p)]
+    if not absent:
+        return None
+    command = download_command([MissingData(OBJECT_PATHS_KEY, p, *source_of(p)) for p in absent])
+    fetch = f"fetch it with `{command}`" if command else "make or fetch it"
+    return f"{', '.join(absent)} does not exist: {fetch}"
 
 
 def object_config_folders(scene_dataset: str) -> List[str]:

@@ -357,6 +357,41 @@ def test_an_object_whose_config_is_nowhere_is_named(tmp_path, monkeypatch):
     check_hab_data(config)  # every object found
 
 
+def test_a_missing_object_folder_matters_only_for_the_objects_episodes_add(tmp_path, monkeypatch):
+    # The YCB folder was refused although no episode placed a YCB object.
+    import gzip
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    scene = "data/hab_ver/hab_ver.scene_dataset_config.json"
+    adds = [["cup.object_config.json", []]]
+    episodes = lambda: gzip.compress(  # noqa: E731
+        json.dumps({"episodes": [{"scene_dataset_config": scene, "rigid_objs": adds}]}).encode()
+    )
+    episode_file = _generated_tree(tmp_path, episodes=episodes())
+    objects = tmp_path / "data" / "replica_cad" / "configs" / "objects"
+    objects.mkdir(parents=True)
+    (objects / "cup.object_config.json").write_text("{}")
+    (tmp_path / scene).write_text(
+        json.dumps({"objects": {"paths": {".json": ["../replica_cad/configs/objects"]}}})
+    )
+    ycb = "data/objects/ycb/configs/"
+    config = get_config(
+        "rearrange/ver_pick",
+        ["hab_data=generated", f"habitat.simulator.additional_object_paths=[{ycb}]"],
+    )
+    check_hab_data(config)  # the cup is ReplicaCAD's
+    adds.append(["024_bowl.object_config.json", []])
+    episode_file.write_bytes(episodes())
+    with pytest.raises(ConfigError) as raised:
+        check_hab_data(config)
+    assert "adds the object '024_bowl.object_config.json'" in str(raised.value)
+    assert str(raised.value).endswith(
+        f"{ycb} does not exist: fetch it with `python -m habitat_sim.utils.datasets_download "
+        "--uids ycb --data-path data/`"
+    )
+
+
 def test_missing_hab_data_beside_our_generated_data_says_hab_data_generated(tmp_path, monkeypatch):
     # make_hab_dataset ran here (it links replica_cad/ and robots/hab_fetch/),
     # and the command left out hab_data=generated.
