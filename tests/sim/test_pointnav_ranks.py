@@ -5,17 +5,24 @@ habitat_baselines.run --config-name=pointnav/ver_simple_room``: each rank
 says where it renders (the CPU here: upstream set every rank's device to its
 local rank, and without CUDA every env failed), and VER's distributed half
 runs: each update plans the next rollout's preemption, and a rank cut short
-fills its batch with the previous rollout's steps.
+fills its batch with the previous rollout's steps.  A SIGTERM to one rank
+stops both after the same update and the same command resumes; a SIGKILLed
+rank ends the run, named.
 """
 
+import os
 import re
+import signal
 import socket
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 import torch
 
+from habitat_ver.common.checkpoint import ResumeStateFiles
 from tests.trainers.conftest import tensorboard_scalars
 
 from .conftest import dataset_overrides, real_sim_env
@@ -49,17 +56,57 @@ def _overrides(data, out, updates: int = UPDATES) -> list:
     ]
 
 
-def _torchrun(data, out) -> subprocess.CompletedProcess:
+def _torchrun_command(data, out, updates: int = UPDATES):
     env = dict(real_sim_env(), MAIN_PORT=str(_free_port()), GLOO_SOCKET_IFNAME="lo")
     command = [
         *(sys.executable, "-m", "torch.distributed.run", "--standalone"),
         f"--nproc_per_node={RANKS}",
         *("-m", "habitat_baselines.run", "--config-name=pointnav/ver_simple_room"),
-        *_overrides(data, out),
+        *_overrides(data, out, updates),
     ]
+    return command, env
+
+
+def _torchrun(data, out, updates: int = UPDATES) -> subprocess.CompletedProcess:
+    command, env = _torchrun_command(data, out, updates)
     return subprocess.run(
         command, cwd=str(out), env=env, capture_output=True, text=True, timeout=900
     )
+
+
+def _rank_pid(agent: int, rank: int) -> int:
+    """The process of ``rank`` among torchrun's (``agent``'s) children."""
+    for task in os.listdir(f"/proc/{agent}/task"):
+        for child in Path(f"/proc/{agent}/task/{task}/children").read_text().split():
+            environ = Path(f"/proc/{child}/environ").read_bytes().split(b"\0")
+            if f"RANK={rank}".encode() in environ:
+                return int(child)
+    raise AssertionError(f"torchrun {agent} has no rank {rank}")
+
+
+def _signal_rank_once_trained(data, out, updates: int, signum: int, past_update: int):
+    """torchrun ``updates`` updates; ``signum`` to rank 1 once the resume state
+    is past ``past_update``.  Returns the finished process and its output."""
+    command, env = _torchrun_command(data, out, updates)
+    files = ResumeStateFiles(str(out / "ckpt"))
+    with open(out / "console.txt", "w") as console:  # a full pipe would block the run
+        proc = subprocess.Popen(command, cwd=str(out), env=env, stdout=console, stderr=console)
+    try:
+        deadline = time.monotonic() + 600
+        while True:
+            assert proc.poll() is None, (out / "console.txt").read_text()[-3000:]
+            assert time.monotonic() < deadline, "no update within 10 minutes"
+            saved = (out / "ckpt" / "resume-state.pth").exists() and files.load()
+            if saved and saved["requeue_stats"]["num_updates_done"] > past_update:
+                break
+            time.sleep(0.5)
+        os.kill(_rank_pid(proc.pid, 1), signum)
+        sent = time.monotonic()
+        proc.wait(timeout=120)
+        return proc, time.monotonic() - sent, (out / "console.txt").read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 def _slurm_tasks(config: str, data, out, updates: int) -> list:
@@ -140,3 +187,35 @@ def test_ddppo_on_two_slurm_tasks_trains_on_each_ranks_device(pointnav_data, tmp
     # DD-PPO preemption may cut a rank's rollout, never below a quarter of T.
     steps = stats["requeue_stats"]["num_steps_done"]
     assert updates * RANKS * NUM_ENVS * (T // 4) <= steps <= updates * BATCH
+
+
+def test_sigterm_on_one_rank_stops_both_after_one_update_and_the_command_resumes(
+    pointnav_data, tmp_path
+):
+    files = ResumeStateFiles(str(tmp_path / "ckpt"))
+    proc, _, console = _signal_rank_once_trained(
+        pointnav_data, tmp_path, 10000, signal.SIGTERM, past_update=0
+    )
+    # Both ranks agreed to stop after the same update (one that went on
+    # would wait in the next all-reduce until torchrun timed it out).
+    assert proc.returncode == 0, console[-4000:]
+    stopped = files.load()["requeue_stats"]
+    assert 1 <= stopped["num_updates_done"] < 10000
+    # The same command with a budget 2 updates further resumes there.
+    target = stopped["num_updates_done"] + 2
+    done = _torchrun(pointnav_data, tmp_path, target)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    resumed = files.load()["requeue_stats"]
+    assert resumed["num_updates_done"] == target
+    # Each of the 2 updates collected at least a full rank's buffer.
+    assert resumed["num_steps_done"] >= stopped["num_steps_done"] + 2 * NUM_ENVS * T
+
+
+def test_a_sigkilled_rank_ends_the_run_within_a_minute_naming_it(pointnav_data, tmp_path):
+    proc, seconds, console = _signal_rank_once_trained(
+        pointnav_data, tmp_path, 10000, signal.SIGKILL, past_update=0
+    )
+    assert proc.returncode != 0 and seconds < 60, (seconds, console[-3000:])
+    # torchrun's summary names the rank and its signal.
+    assert re.search(r"rank\s*:\s*1 \(local_rank: 1\)", console), console[-3000:]
+    assert "Signal 9 (SIGKILL)" in console, console[-3000:]
