@@ -8,6 +8,11 @@ CUDA id), and with fewer GPUs than local ranks the extra ranks fail the same
 way.  The trainer replaces that choice, before any env is built, with
 :func:`rank_render_device`: the CPU where CUDA sees no GPU, else the local rank
 modulo the GPUs seen, whatever the config says.
+
+The same goes for the ranks' collective backend: ``NCCL`` (the HAB skills')
+needs CUDA, and without it every rank failed in ``init_process_group``
+(``ProcessGroupNCCL is only supported with GPUs``).  :func:`rank_backend`
+makes it ``GLOO`` there.
 """
 
 from typing import Any
@@ -18,10 +23,23 @@ from habitat.config import read_write
 from habitat_ver.config.schema import render_gpu
 from habitat_ver.config.validate_envs import GPU_DEVICE_KEY
 
-__all__ = ["rank_render_device", "use_rank_devices"]
+__all__ = ["rank_backend", "rank_render_device", "use_rank_devices"]
 
 # habitat-sim's device id for rendering on the CPU (Mesa's llvmpipe via EGL).
 CPU_RENDERING = -1
+BACKEND_KEY = "habitat_baselines.rl.ddppo.distrib_backend"
+
+
+def rank_backend(config: Any) -> str:
+    """Sets ``config``'s collective backend to ``GLOO`` where it is ``NCCL``
+    and CUDA sees no GPU (changed in place); returns the line that says so,
+    or "" when the backend stays."""
+    ddppo = config.habitat_baselines.rl.ddppo
+    if str(ddppo.distrib_backend).upper() != "NCCL" or torch.cuda.is_available():
+        return ""
+    with read_write(config):
+        ddppo.distrib_backend = "GLOO"
+    return f"{BACKEND_KEY}=NCCL needs CUDA, which sees no GPU here: the ranks use GLOO"
 
 
 def rank_render_device(local_rank: int) -> int:

@@ -54,7 +54,7 @@ from habitat_ver.config.upstream import use_our_env_factory
 from habitat_ver.config.validate import validate
 from habitat_ver.distributed import requeue
 from habitat_ver.distributed.episode_stats import agree_on_episode_stat_keys
-from habitat_ver.distributed.rank_devices import use_rank_devices
+from habitat_ver.distributed.rank_devices import rank_backend, use_rank_devices
 from habitat_ver.distributed.preemption_rule import (
     DistribPreemptionConfig,
     NoPreemption,
@@ -321,6 +321,10 @@ class HabitatVerTrainer(CheckpointingTrainer):
         # only: a fast rank 1 would crash on a missing folder.
         log_folder = os.path.dirname(os.path.abspath(self.config.habitat_baselines.log_file))
         os.makedirs(log_folder, exist_ok=True)
+        if self._is_distributed:
+            backend_line = rank_backend(self.config)
+            if backend_line:
+                logger.info(backend_line)
         with upstream_config_dump_dropped():  # a file instead (config_file)
             super()._init_train(resume_state)
         if rank0_only():

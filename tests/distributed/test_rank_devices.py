@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from habitat_ver.config.compose import get_config
-from habitat_ver.distributed.rank_devices import rank_render_device, use_rank_devices
+from habitat_ver.distributed.rank_devices import rank_backend, rank_render_device, use_rank_devices
 
 GPU_KEY = "habitat.simulator.habitat_sim_v0.gpu_device_id"
 
@@ -55,3 +55,21 @@ def test_the_config_gets_the_rank_device_whatever_it_said(gpus):
     assert config.habitat.simulator.habitat_sim_v0.gpu_device_id == 1
     assert config.habitat_baselines.torch_gpu_id == 1  # torch learns on the same GPU
     assert line == f"rank 7: habitat-sim renders on GPU 1 of 2 (local rank 3): {GPU_KEY}=1"
+
+
+@pytest.mark.parametrize(
+    "backend, count, expected",
+    [("NCCL", 0, "GLOO"), ("nccl", 0, "GLOO"), ("NCCL", 1, "NCCL"), ("GLOO", 0, "GLOO")],
+)
+def test_nccl_becomes_gloo_only_where_cuda_sees_no_gpu(gpus, backend, count, expected):
+    key = "habitat_baselines.rl.ddppo.distrib_backend"
+    config = get_config("gym/ver_cartpole", [f"{key}={backend}"])
+    gpus(count)
+    line = rank_backend(config)
+    assert config.habitat_baselines.rl.ddppo.distrib_backend == (
+        expected if expected != backend.upper() else backend
+    )
+    changed = expected != backend.upper()
+    assert line == (
+        f"{key}=NCCL needs CUDA, which sees no GPU here: the ranks use GLOO" if changed else ""
+    )

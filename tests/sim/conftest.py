@@ -6,6 +6,8 @@ habitat-sim, as a user's ``python -m habitat_baselines.run`` does.
 """
 
 import os
+import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +19,17 @@ from habitat_ver.compat.sim_free import FORCE_ENV_VAR
 # fixture ``pointnav_data``, which makes the dataset with the README's command
 # (tests/user_folders.py).
 from tests.user_folders import REPO, TEST_ASSETS, TRAIN_EPISODES, VAL_EPISODES  # noqa: F401
+
+
+# Each rank's line saying where habitat-sim renders (rank, where).
+RENDERS = re.compile(r"rank (\d): habitat-sim renders (.*): habitat\.simulator")
+
+
+def free_port() -> int:
+    """A TCP port free on this machine now (for a run's rendezvous)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def real_sim_env() -> Dict[str, str]:

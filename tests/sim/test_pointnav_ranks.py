@@ -13,7 +13,6 @@ rank ends the run, named.
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,19 +24,12 @@ import torch
 from habitat_ver.common.checkpoint import ResumeStateFiles
 from tests.trainers.conftest import tensorboard_scalars
 
-from .conftest import dataset_overrides, real_sim_env
+from .conftest import RENDERS, dataset_overrides, free_port, real_sim_env
 
 pytestmark = pytest.mark.sim
 
 RANKS, NUM_ENVS, T, UPDATES = 2, 2, 16, 4
 BATCH = RANKS * NUM_ENVS * T  # the steps of one update over both ranks
-_RENDERS = re.compile(r"rank (\d): habitat-sim renders (.*): habitat\.simulator")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _overrides(data, out, updates: int = UPDATES) -> list:
@@ -57,7 +49,7 @@ def _overrides(data, out, updates: int = UPDATES) -> list:
 
 
 def _torchrun_command(data, out, updates: int = UPDATES):
-    env = dict(real_sim_env(), MAIN_PORT=str(_free_port()), GLOO_SOCKET_IFNAME="lo")
+    env = dict(real_sim_env(), MAIN_PORT=str(free_port()), GLOO_SOCKET_IFNAME="lo")
     command = [
         *(sys.executable, "-m", "torch.distributed.run", "--standalone"),
         f"--nproc_per_node={RANKS}",
@@ -112,7 +104,7 @@ def _signal_rank_once_trained(data, out, updates: int, signum: int, past_update:
 def _slurm_tasks(config: str, data, out, updates: int) -> list:
     """Both ranks as SLURM's srun starts them: one process each, told its
     place by SLURM's variables; returns their combined output, in rank order."""
-    env = dict(real_sim_env(), MAIN_PORT=str(_free_port()), MAIN_ADDR="127.0.0.1")
+    env = dict(real_sim_env(), MAIN_PORT=str(free_port()), MAIN_ADDR="127.0.0.1")
     env.update(GLOO_SOCKET_IFNAME="lo", SLURM_JOBID="1", SLURM_NTASKS=str(RANKS))
     command = [sys.executable, "-m", "habitat_baselines.run", f"--config-name={config}"]
     command += _overrides(data, out, updates)
@@ -148,7 +140,7 @@ def test_ver_on_two_ranks_renders_on_each_ranks_device_and_preempts(pointnav_dat
     assert done.returncode == 0, console[-4000:]
     # One line per rank, naming the device.
     expected = "on the CPU (CUDA sees no GPU)" if not torch.cuda.is_available() else "on GPU"
-    said = sorted(_RENDERS.findall(console))
+    said = sorted(RENDERS.findall(console))
     assert [rank for rank, _ in said] == ["0", "1"], console[-4000:]
     assert all(where.startswith(expected) for _, where in said), said
     state = torch.load(tmp_path / "ckpt" / "resume-state.pth", weights_only=False)
@@ -179,7 +171,7 @@ def test_ddppo_on_two_slurm_tasks_trains_on_each_ranks_device(pointnav_data, tmp
     outputs = _slurm_tasks("pointnav/ddppo_simple_room", pointnav_data, tmp_path, updates)
     expected = "on the CPU (CUDA sees no GPU)" if not torch.cuda.is_available() else "on GPU"
     for rank, output in enumerate(outputs):
-        said = _RENDERS.findall(output)
+        said = RENDERS.findall(output)
         assert len(said) == 1 and said[0][0] == str(rank), output[-3000:]
         assert said[0][1].startswith(expected)
     stats = torch.load(tmp_path / "ckpt" / "resume-state.pth", weights_only=False)

@@ -1,0 +1,68 @@
+"""``ver`` on 2 torchrun ranks of a HAB skill on the real simulator.
+
+``rearrange/ver_close_cab`` in its CPU profile on make_hab_dataset's data
+(fixture ``hab_run_dir``), one env per rank: each rank says where it renders,
+VER's distributed preemption plans every rollout after the first, each
+rollout stops at its plan, and a rank cut short fills its batch with the
+previous rollout's steps.  Without CUDA the ranks use GLOO (the skill
+configs say NCCL).
+"""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from tests.sim.conftest import RENDERS, free_port, real_sim_env
+from tests.trainers.conftest import tensorboard_scalars
+
+pytestmark = pytest.mark.sim
+
+RANKS, T, UPDATES = 2, 16, 3
+BATCH = RANKS * T  # one env per rank
+
+
+def test_ver_on_two_ranks_trains_a_hab_skill_with_preemption_and_stale_fill(hab_run_dir, tmp_path):
+    command = [
+        *(sys.executable, "-m", "torch.distributed.run", "--standalone"),
+        f"--nproc_per_node={RANKS}",
+        *("-m", "habitat_baselines.run", "--config-name=rearrange/ver_close_cab"),
+        *("hab_data=generated", "hab_profile=cpu"),
+        "habitat_baselines.num_environments=1",
+        f"habitat_baselines.rl.ppo.num_steps={T}",
+        "habitat_baselines.rl.ppo.num_mini_batch=1",
+        f"habitat_baselines.num_updates={UPDATES}",
+        "habitat_baselines.total_num_steps=-1",
+        "habitat_baselines.num_checkpoints=1",
+        "habitat_baselines.learner.num_threads=1",
+        f"habitat_baselines.checkpoint_folder={tmp_path / 'ckpt'}",
+        f"habitat_baselines.tensorboard_dir={tmp_path / 'tb'}",
+        f"habitat_baselines.log_file={tmp_path / 'train.log'}",
+    ]
+    env = dict(real_sim_env(), MAIN_PORT=str(free_port()), GLOO_SOCKET_IFNAME="lo")
+    done = subprocess.run(
+        command, cwd=str(hab_run_dir), env=env, capture_output=True, text=True, timeout=1200
+    )
+    console = done.stdout + done.stderr
+    assert done.returncode == 0, console[-4000:]
+    expected = "on the CPU (CUDA sees no GPU)" if not torch.cuda.is_available() else "on GPU"
+    said = sorted(RENDERS.findall(console))
+    assert [rank for rank, _ in said] == ["0", "1"], console[-4000:]
+    assert all(where.startswith(expected) for _, where in said), said
+    state = torch.load(tmp_path / "ckpt" / "resume-state.pth", weights_only=False)
+    assert state["requeue_stats"]["num_updates_done"] == UPDATES
+
+    logged = tensorboard_scalars(tmp_path / "tb")
+    planned, stale = logged["system/ver_preemption_steps"], logged["system/stale_fraction"]
+    assert len(planned) == len(stale) == UPDATES
+    # S is never less than one rank's full buffer, nor more than both.
+    assert all(T <= s <= BATCH for s in planned), planned
+    assert stale[0] == 0.0  # the first rollout is never cut
+    # Rollout u stopped once S(u-1) steps arrived over both ranks (steps in
+    # flight add at most one per env); the rest of its batch is stale fill.
+    for s, fraction in zip(planned[:-1], stale[1:]):
+        fresh = round((1 - fraction) * BATCH)
+        assert s <= fresh <= min(s + RANKS, BATCH), (planned, stale)
+    # The plan cuts: fewer steps than both ranks' buffers at least once.
+    assert min(planned[:-1]) < BATCH, planned
