@@ -539,6 +539,13 @@ TABLE: Dict[str, Row] = {
         "2 updates and the run's folders appended; MAIN_PORT a free port, one OMP thread",
     ),
     "torchrun --standalone --nproc_per_node 2 -m habitat_baselines.run "
+    "--config-name=rearrange/ver_close_cab hab_data=generated": AlsoRunBy(
+        "tests/hab/test_hab_ranks.py::"
+        "test_ver_on_two_ranks_trains_a_hab_skill_with_preemption_and_stale_fill",
+        "3 updates of 16 steps on 1 env per rank, in the session's HAB folder; "
+        "MAIN_PORT a free port",
+    ),
+    "torchrun --standalone --nproc_per_node 2 -m habitat_baselines.run "
     "--config-name=pointnav/ver_simple_room": AlsoRunBy(
         "tests/sim/test_pointnav_ranks.py::"
         "test_ver_on_two_ranks_renders_on_each_ranks_device_and_preempts",
