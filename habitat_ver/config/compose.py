@@ -30,7 +30,7 @@ def config_root() -> Path:
 
 # Folders of our tree that are config groups (options chosen inside another
 # config, e.g. ``hab_data=generated``), not configs to run.
-CONFIG_GROUPS = ("hab_data", "aux_losses")
+CONFIG_GROUPS = ("hab_data", "aux_losses", "run_folder")
 
 
 def config_names() -> List[str]:

@@ -9,7 +9,7 @@ checkpoint folder is used instead.
 Hydra writes its own log (``hydra.log`` here) and ``.hydra/`` into ``hydra.run.dir``, by default
 ``outputs/<date>/<time>/`` of the folder the command ran in; our configs set it
 to this folder through the resolver :data:`RESOLVER`
-(``configs/habitat_baselines/run_folder.yaml``).
+(``configs/habitat_baselines/run_folder/own_folder.yaml``).
 """
 
 import os
