@@ -15,6 +15,7 @@ TensorBoard files, videos and log file (``run.log``).
 import json
 import os
 import sys
+from typing import Any, Dict
 
 import habitat_ver  # noqa: F401  (registration before habitat)
 import torch
@@ -37,7 +38,10 @@ def run(name: str, run_type: str, out: str, overrides: list) -> dict:
         ],
     )
     trainer = execute_exp(config, run_type)
-    result = {"config": name, "policy": type(trainer.agent.actor_critic).__name__}
+    result: Dict[str, Any] = {
+        "config": name,
+        "policy": type(trainer.agent.actor_critic).__name__,
+    }
     latest = os.path.join(folder, "ckpt", "latest.pth")
     if run_type == "train" and os.path.exists(latest):
         state = torch.load(latest, map_location="cpu", weights_only=False)

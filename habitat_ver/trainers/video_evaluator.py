@@ -70,12 +70,13 @@ def episodes_counted() -> Iterator[List[int]]:
     counted = [0]
 
     class CountingBar(tqdm.tqdm):
-        def update(self, n: float = 1) -> Optional[bool]:
-            counted[0] += int(n)
+        def update(self, n: Optional[float] = 1) -> Optional[bool]:
+            counted[0] += int(n or 0)
             return super().update(n)
 
     saved = habitat_evaluator.tqdm
-    habitat_evaluator.tqdm = types.SimpleNamespace(tqdm=CountingBar)
+    counting: Any = types.SimpleNamespace(tqdm=CountingBar)  # stands for the module
+    habitat_evaluator.tqdm = counting
     try:
         yield counted
     finally:
