@@ -14,7 +14,7 @@ import sys
 import pytest
 import torch
 
-from tests.sim.conftest import RENDERS, free_port, real_sim_env
+from tests.sim.conftest import assert_each_rank_says_where_it_renders, free_port, real_sim_env
 from tests.trainers.conftest import tensorboard_scalars
 
 pytestmark = pytest.mark.sim
@@ -46,10 +46,7 @@ def test_ver_on_two_ranks_trains_a_hab_skill_with_preemption_and_stale_fill(hab_
     )
     console = done.stdout + done.stderr
     assert done.returncode == 0, console[-4000:]
-    expected = "on the CPU (CUDA sees no GPU)" if not torch.cuda.is_available() else "on GPU"
-    said = sorted(RENDERS.findall(console))
-    assert [rank for rank, _ in said] == ["0", "1"], console[-4000:]
-    assert all(where.startswith(expected) for _, where in said), said
+    assert_each_rank_says_where_it_renders(console, RANKS)
     state = torch.load(tmp_path / "ckpt" / "resume-state.pth", weights_only=False)
     assert state["requeue_stats"]["num_updates_done"] == UPDATES
 

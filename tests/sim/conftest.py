@@ -25,6 +25,16 @@ from tests.user_folders import REPO, TEST_ASSETS, TRAIN_EPISODES, VAL_EPISODES  
 RENDERS = re.compile(r"rank (\d): habitat-sim renders (.*): habitat\.simulator")
 
 
+def assert_each_rank_says_where_it_renders(console: str, ranks: int) -> None:
+    """One line per rank in ``console``: the CPU where CUDA sees no GPU, else a GPU."""
+    import torch
+
+    expected = "on the CPU (CUDA sees no GPU)" if not torch.cuda.is_available() else "on GPU"
+    said = sorted(RENDERS.findall(console))
+    assert [rank for rank, _ in said] == [str(r) for r in range(ranks)], console[-4000:]
+    assert all(where.startswith(expected) for _, where in said), said
+
+
 def free_port() -> int:
     """A TCP port free on this machine now (for a run's rendezvous)."""
     with socket.socket() as s:

@@ -24,7 +24,13 @@ import torch
 from habitat_ver.common.checkpoint import ResumeStateFiles
 from tests.trainers.conftest import tensorboard_scalars
 
-from .conftest import RENDERS, dataset_overrides, free_port, real_sim_env
+from .conftest import (
+    RENDERS,
+    assert_each_rank_says_where_it_renders,
+    dataset_overrides,
+    free_port,
+    real_sim_env,
+)
 
 pytestmark = pytest.mark.sim
 
@@ -138,11 +144,7 @@ def test_ver_on_two_ranks_renders_on_each_ranks_device_and_preempts(pointnav_dat
     done = _torchrun(pointnav_data, tmp_path)
     console = done.stdout + done.stderr
     assert done.returncode == 0, console[-4000:]
-    # One line per rank, naming the device.
-    expected = "on the CPU (CUDA sees no GPU)" if not torch.cuda.is_available() else "on GPU"
-    said = sorted(RENDERS.findall(console))
-    assert [rank for rank, _ in said] == ["0", "1"], console[-4000:]
-    assert all(where.startswith(expected) for _, where in said), said
+    assert_each_rank_says_where_it_renders(console, RANKS)
     state = torch.load(tmp_path / "ckpt" / "resume-state.pth", weights_only=False)
     assert state["requeue_stats"]["num_updates_done"] == UPDATES
 
