@@ -119,7 +119,7 @@ def test_the_policy_is_sized_for_the_envs_evaluation_built(out_dir, monkeypatch)
             "habitat_baselines.evaluate=True",
             "habitat_baselines.eval.should_load_ckpt=False",
             "habitat_baselines.load_resume_state_config=False",
-            "habitat_baselines.test_episode_count=2",
+            "habitat_baselines.test_episode_count=4",  # no fewer than the envs
         ],
     )
     execute_exp(config, "eval")
