@@ -249,10 +249,11 @@ def check_hab_data(config: Any) -> None:
     if not is_rearrange_config(config):
         return
     key, data_path = split_key(config), config.habitat.dataset.data_path
+    split = OmegaConf.select(config, key)
     # A misspelled split is not missing data: name the splits there are.
-    check_split(data_path, OmegaConf.select(config, key), key, _remedy(data_path))
+    check_split(data_path, split, key, _remedy(data_path))
     missing = missing_hab_data(config)
-    if os.path.isfile(data_path.format(split=OmegaConf.select(config, key))):
+    if os.path.isfile(data_path.format(split=split)):
         # habitat-sim only warns about a missing object folder; it matters
         # when an episode adds an object found nowhere else, and
         # check_hab_files names that object and the folder's download.
