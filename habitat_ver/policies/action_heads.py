@@ -14,6 +14,12 @@ softplus (``use_softplus``) or directly, and clamped (``clamp_std``) to
 ``[min_log_std, max_log_std]`` (log) or ``[min_std, max_std]`` in the same
 parameterisation; ``action_activation="tanh"`` squashes the mean.
 ``scheduled_std`` and ``std_init`` are not read.
+
+One difference from upstream: a clamped std *parameter* is kept inside its
+bounds after every optimiser step (:meth:`GaussianHead.project_into_bounds_`)
+and gets its gradient also on a bound. Upstream only clamps where it is read,
+and torch's clamp passes no gradient at or beyond a bound, so a parameter
+initialised on its bound (or pushed past it) never moves again.
 """
 
 import math
@@ -267,7 +273,13 @@ class GaussianHead(nn.Module):
             mean, raw_std = out, self.std_param.float()
         if self.tanh_mean:
             mean = torch.tanh(mean)
-        if self.clamp_std:
+        if self.clamp_std and self.std_param is not None:
+            # The value is clamped, the gradient passes as if it were not: the
+            # parameter sits inside its bounds after every optimiser step
+            # (project_into_bounds_), also on a bound, where torch's clamp
+            # would pass none.
+            raw_std = raw_std + (raw_std.clamp(*self.std_bounds) - raw_std).detach()
+        elif self.clamp_std:
             raw_std = raw_std.clamp(*self.std_bounds)
         if self.use_log_std:
             std = raw_std.exp()
@@ -276,6 +288,17 @@ class GaussianHead(nn.Module):
         else:
             std = raw_std
         return DiagGaussian(mean, std)
+
+    @torch.no_grad()
+    def project_into_bounds_(self) -> None:
+        """Clamps the std parameter (if any, and if clamped) into its bounds.
+
+        Called by the updater after each optimiser step: the clamp in
+        :meth:`forward` passes no gradient to a parameter beyond a bound, so
+        without this a single step past it would be final.
+        """
+        if self.std_param is not None and self.clamp_std:
+            self.std_param.clamp_(*self.std_bounds)
 
 
 class CategoricalHead(nn.Module):

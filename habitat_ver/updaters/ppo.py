@@ -407,8 +407,13 @@ class PPOUpdater(PPO):
             )
 
     def after_step(self) -> None:
-        """Steps the learned entropy coefficient after the policy's step."""
+        """Keeps bounded parameters in bounds and steps the learned entropy
+        coefficient, after the policy's step."""
         super().after_step()
+        for module in self.actor_critic.modules():
+            project = getattr(module, "project_into_bounds_", None)
+            if project is not None:
+                project()
         self.entropy_coef.step()
 
     def get_resume_state(self) -> Dict[str, Any]:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import habitat_ver  # noqa: F401  (sim-free mode before habitat imports)
 from gym import spaces
+from omegaconf import OmegaConf
 from habitat_baselines.rl.ppo.ppo import PPO
 
 from habitat_ver.algo.entropy_coef import (
@@ -239,6 +240,21 @@ def test_gaussian_target_is_minus_factor_times_action_dims():
         use_adaptive_entropy_pen=True,
     )
     assert updater.entropy_coef.target == -4.5  # -0.5 x 9 dims
+
+
+def test_the_updater_keeps_a_std_parameter_in_its_bounds_after_each_step():
+    cfg = VERPolicyConfig(
+        base_planes=8, ngroups=4, visual_embedding_size=8, prev_action_embedding_size=4
+    )
+    actions = spaces.Box(-1, 1, (2,))
+    dist = {"use_std_param": True, "log_std_init": 0.0, "max_log_std": 0.0}
+    policy_config = OmegaConf.create({"action_distribution_type": "gaussian", "action_dist": dist})
+    policy = VERPolicy(OBS, actions, hidden_size=8, ver_config=cfg, policy_config=policy_config)
+    (head,) = policy.action_distribution.heads
+    with torch.no_grad():
+        head.std_param.fill_(0.7)
+    _updater(policy, adaptive=True).after_step()
+    assert torch.equal(head.std_param.detach(), torch.zeros(2))
 
 
 def test_fixed_coefficient_stays_default_and_is_logged():

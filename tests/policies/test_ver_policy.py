@@ -122,6 +122,34 @@ def test_gaussian_std_is_clamped():
     torch.testing.assert_close(stds.max(), torch.tensor(np.exp(0.5), dtype=torch.float32))
 
 
+def _std_param_after(head, losses):
+    """SGD steps on the std parameter alone, one per sign in ``losses``
+    (+1 asks for a larger std, -1 for a smaller one)."""
+    optimiser = torch.optim.SGD([head.std_param], lr=0.1)
+    for sign in losses:
+        entropy = head(torch.zeros(1, 4)).entropy().sum()
+        optimiser.zero_grad()
+        (-sign * entropy).backward()
+        optimiser.step()
+        head.project_into_bounds_()
+    return head.std_param.detach().clone()
+
+
+def test_a_clamped_std_parameter_stays_in_bounds_and_can_come_back():
+    cfg = OmegaConf.create({"use_std_param": True, "log_std_init": 0.0, "max_log_std": 0.0})
+    head = GaussianHead(4, 3, cfg)
+    at_bound = _std_param_after(head, [+1] * 5)
+    assert torch.equal(at_bound, torch.zeros(3))  # pushed up: held on the bound
+    back = _std_param_after(head, [-1] * 3)
+    assert (back < -0.1).all()  # and the first push down moves it
+
+    # torch's clamp (upstream's) passes no gradient on the bound: a parameter
+    # initialised there never moves.
+    x = torch.zeros(3, requires_grad=True)
+    x.clamp(-5.0, 0.0).exp().sum().backward()
+    assert torch.equal(x.grad, torch.zeros(3))
+
+
 def test_product_distribution_sums_parts_and_matches_torch():
     space = spaces.Dict(
         {"move": spaces.Discrete(4), "arm": spaces.Box(-1, 1, (2,)), "grip": spaces.Discrete(3)}
