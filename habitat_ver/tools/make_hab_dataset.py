@@ -35,6 +35,11 @@ with a line saying so)::
     python -m habitat_ver.tools.make_hab_dataset --assets ../shared/habitat-data \
         --only rearrange_easy --episodes 200 50
 
+Each episode file is also kept, as soon as it is made, in a hidden folder
+beside ``v1`` (:func:`progress_dir`) until the run ends: a run stopped midway
+(Ctrl-C, a kill) and started again with the same arguments takes the files
+made before from there and makes only the rest.
+
 The console shows one line per scene (its furniture and floor) and per
 episode file;
 habitat-lab's generator log and habitat-sim's output go to
@@ -46,9 +51,11 @@ import contextlib
 import functools
 import glob
 import gzip
+import hashlib
 import json
 import os
 import random
+import shutil
 import sys
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -63,6 +70,8 @@ COMMAND = "python -m habitat_ver.tools.make_hab_dataset"
 DEFAULT_ASSETS = os.path.join("..", "shared", "habitat-data")
 DEFAULT_OUT = "data"
 EPISODES_SUBDIR = os.path.join("datasets", "hab_ver", "v1")
+# The files a run made so far, for a run stopped midway and started again.
+PROGRESS_SUBDIR = os.path.join("datasets", "hab_ver", ".v1.made")
 SPLIT_SEEDS = {"train": 0, "val": 1}
 # Navigable indoor floor (m^2) below which a scene is refused: room for the
 # robot to reach more than one receptacle.
@@ -115,6 +124,29 @@ def link_assets(assets: str, out: str) -> None:
 def episodes_dir(out: str) -> str:
     """Where the episode files of every split go."""
     return os.path.join(out, EPISODES_SUBDIR)
+
+
+def progress_dir(out: str) -> str:
+    """Where a run keeps each episode file it made until the run ends."""
+    return os.path.join(out, PROGRESS_SUBDIR)
+
+
+def progress_file(out: str, spec: DatasetSpec, splits: Dict[str, List[str]], counts: Any) -> str:
+    """The kept texts of ``spec`` made with these arrangements and counts (the
+    name changes with any of them, or with the spec, so nothing stale is taken)."""
+    key = json.dumps([repr(spec), splits, dict(counts)], sort_keys=True)
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return os.path.join(progress_dir(out), f"{spec.name}-{digest}.json.gz")
+
+
+def _made_before(path: str) -> Optional[Dict[str, str]]:
+    """The texts by split in a kept file, or None (absent or unreadable)."""
+    try:
+        with open(path, "rb") as f:
+            texts = json.loads(gzip.decompress(f.read()))
+    except (OSError, ValueError):
+        return None
+    return texts if isinstance(texts, dict) else None
 
 
 def generator_config(spec: DatasetSpec, scene_dir: str, scene: str) -> Any:
@@ -463,12 +495,20 @@ def make(
             )
             log(f"kept {split}/{name} (not made now)")
         for spec in specs:
-            texts = generate(spec, scene_dir, scenes, counts or spec.episodes, log, shared)
+            kept = progress_file(out, spec, splits, counts or spec.episodes)
+            texts = _made_before(kept)
+            if texts is None:
+                texts = generate(spec, scene_dir, scenes, counts or spec.episodes, log, shared)
+                packed_texts = gzip.compress(json.dumps(texts).encode())
+                write_atomically(kept, functools.partial(_write_bytes, data=packed_texts))
+            else:
+                log(f"{spec.name}: made by a run stopped before, taken from {kept}")
             for split, text in texts.items():
                 packed = gzip.compress(text.encode())
                 path = os.path.join(tmp, split, f"{spec.name}.json.gz")
                 write_atomically(path, functools.partial(_write_bytes, data=packed))
                 written.append(os.path.join(episodes_dir(out), split, f"{spec.name}.json.gz"))
+    shutil.rmtree(progress_dir(out), ignore_errors=True)
     # A previous run's other scenes go once no episode names them.
     hab_scene.remove_other_scenes(scene_dir, built)
     return written
@@ -575,6 +615,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except GenerationError as error:
         print(f"{COMMAND}: error: {error}; see {log_path(args.out)}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(
+            f"{COMMAND}: interrupted; {episodes_dir(args.out)} is as it was, and the episode "
+            f"files made so far are kept in {progress_dir(args.out)}: run the same command "
+            "again to go on from them",
+            file=sys.stderr,
+        )
+        return 130
     folder = episodes_dir(args.out)
     held = len(glob.glob(os.path.join(glob.escape(folder), "*", "*.json.gz")))
     print(f"{len(files)} episode files written, {held} in all under {folder}")

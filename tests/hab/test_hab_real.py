@@ -10,6 +10,10 @@ the one override ``hab_data=generated``, as a user runs them (docs/HAB.md).
 import gzip
 import json
 import re
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 import torch
@@ -23,7 +27,7 @@ from tests.user_folders import HAB_ARRANGEMENTS as ARRANGEMENTS
 from tests.user_folders import HAB_ASSETS as ASSETS
 from tests.user_folders import HAB_TRAIN as TRAIN
 from tests.user_folders import HAB_VAL as VAL
-from tests.user_folders import ORACLE_RUNS
+from tests.user_folders import HAB_DATA_BUDGET, ORACLE_RUNS, user_env
 
 pytestmark = pytest.mark.sim
 
@@ -201,6 +205,59 @@ def test_make_hab_dataset_says_what_it_made(hab_run_dir):
     assert len(lines) == 2 + len(scenes) + 2 * len(tool.DATASETS)
     text = (hab_run_dir / log).read_text()
     assert "registration is aborted" in text and "Successfully sampled" in text
+
+
+def test_make_hab_dataset_interrupted_then_run_again_goes_on_and_makes_the_same_files(
+    hab_run_dir, user_folders
+):
+    # The README's command with CI's budget, in a new folder; Ctrl-C once its
+    # first episode file is made, then the same command again.
+    folder = user_folders.get("hab-interrupted").path
+    command = [sys.executable, "-m", "habitat_ver.tools.make_hab_dataset"]
+    command += ["--assets", "../shared/habitat-data", *HAB_DATA_BUDGET]
+    progress = folder / tool.progress_dir("data")
+    first = subprocess.Popen(
+        command,
+        cwd=folder,
+        env=user_env(sim=True),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 900
+    while not list(progress.glob("*.json.gz")) and first.poll() is None:
+        assert time.monotonic() < deadline, "no episode file made in 15 minutes"
+        time.sleep(0.5)
+    first.send_signal(signal.SIGINT)
+    out, err = first.communicate(timeout=300)
+    assert first.returncode == 130, err[-3000:]
+    assert err.count("\n") == 1 and "interrupted;" in err and "run the same command" in err, err
+    assert "Traceback" not in err
+    kept = sorted(p.name.split("-")[0] for p in progress.glob("*.json.gz"))
+    assert kept and not (folder / "data" / tool.EPISODES_SUBDIR).exists()
+
+    again = subprocess.run(
+        command,
+        cwd=folder,
+        env=user_env(sim=True),
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    taken = [
+        line.split(":")[0]
+        for line in again.stdout.splitlines()
+        if "made by a run stopped before" in line
+    ]
+    assert sorted(taken) == kept, again.stdout
+    assert not progress.exists()
+    # Byte for byte what the uninterrupted run (the fixture's) made.
+    made = sorted((folder / "data" / tool.EPISODES_SUBDIR).glob("*/*.json.gz"))
+    reference = sorted((hab_run_dir / "data" / tool.EPISODES_SUBDIR).glob("*/*.json.gz"))
+    assert [p.relative_to(folder) for p in made] == [p.relative_to(hab_run_dir) for p in reference]
+    for mine, theirs in zip(made, reference):
+        assert gzip.decompress(mine.read_bytes()) == gzip.decompress(theirs.read_bytes()), mine.name
 
 
 def test_every_skill_config_trains_two_updates(hab_run_dir):
