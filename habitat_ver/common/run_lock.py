@@ -8,6 +8,10 @@ owner's host, pid and start time are written into the file, only to name the
 owner in the refusal: the lock, not the file, is what counts, and the file
 stays behind, empty, after the run.
 
+An evaluation takes :class:`LogFileLock` on its log file the same way: two
+evaluations writing one log interleave their results, which no reader can
+tell apart again.
+
 On NFS (v4, or v3 with lockd) Linux turns ``flock`` into a byte-range lock
 that other clients see, and the server drops it once the owner's node stops
 renewing its lease (node lost).  A file system that supports no lock at all
@@ -36,10 +40,7 @@ class FolderInUseError(RuntimeError):
     """Another live process holds the folder's run lock."""
 
     def __init__(self, folder: str, key: str, owner: Dict[str, Any]):
-        if owner:
-            who = f"host {owner.get('host')}, pid {owner.get('pid')}, since {owner.get('since')}"
-        else:
-            who = "its owner is starting and has not written its host and pid yet"
+        who = _owner_text(owner)
         super().__init__(
             f"{key}={folder!r} is in use by a live run ({who}): two runs writing one "
             "folder overwrite each other's checkpoints and resume states. Wait for that "
@@ -47,6 +48,27 @@ class FolderInUseError(RuntimeError):
             "folders; evaluating the folder meanwhile is allowed"
         )
         self.folder = folder
+        self.owner = owner
+
+
+def _owner_text(owner: Dict[str, Any]) -> str:
+    if owner:
+        return f"host {owner.get('host')}, pid {owner.get('pid')}, since {owner.get('since')}"
+    return "its owner is starting and has not written its host and pid yet"
+
+
+class LogInUseError(FolderInUseError):
+    """Another live evaluation writes the log file."""
+
+    def __init__(self, log_file: str, owner: Dict[str, Any]):
+        RuntimeError.__init__(
+            self,
+            f"habitat_baselines.log_file={log_file!r} is being written by another "
+            f"evaluation ({_owner_text(owner)}): two evaluations in one log mix their "
+            "results. Wait for it to end, or give this one its own "
+            "habitat_baselines.log_file",
+        )
+        self.folder = os.path.dirname(os.path.abspath(log_file))
         self.owner = owner
 
 
@@ -67,11 +89,19 @@ class FolderLock:
         key: the config key naming it, for the refusal's message.
     """
 
-    def __init__(self, folder: str, key: str = "habitat_baselines.checkpoint_folder"):
+    def __init__(
+        self,
+        folder: str,
+        key: str = "habitat_baselines.checkpoint_folder",
+        name: str = LOCK_NAME,
+    ):
         self.folder = folder
         self.key = key
-        self.path = os.path.join(folder, LOCK_NAME)
+        self.path = os.path.join(folder, name)
         self._fd: Optional[int] = None
+
+    def _refusal(self, owner: Dict[str, Any]) -> FolderInUseError:
+        return FolderInUseError(self.folder, self.key, owner)
 
     def acquire(self) -> None:
         """Take the lock, or raise :class:`FolderInUseError` naming its owner."""
@@ -82,7 +112,7 @@ class FolderLock:
         except BlockingIOError:
             owner = _read_owner(fd)
             os.close(fd)
-            raise FolderInUseError(self.folder, self.key, owner) from None
+            raise self._refusal(owner) from None
         except OSError as error:
             os.close(fd)
             if error.errno not in _NO_LOCKING:
@@ -121,3 +151,21 @@ class FolderLock:
         traceback: Optional[TracebackType],
     ) -> None:
         self.release()
+
+
+class LogFileLock(FolderLock):
+    """An evaluation's hold on its log file: ``.<name>.lock`` beside it.
+
+    Raises (on entering):
+        LogInUseError: another live evaluation holds it, named.
+    """
+
+    def __init__(self, log_file: str):
+        folder = os.path.dirname(os.path.abspath(log_file))
+        super().__init__(
+            folder, "habitat_baselines.log_file", f".{os.path.basename(log_file)}.lock"
+        )
+        self.log_file = log_file
+
+    def _refusal(self, owner: Dict[str, Any]) -> FolderInUseError:
+        return LogInUseError(self.log_file, owner)

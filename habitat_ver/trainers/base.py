@@ -36,6 +36,7 @@ from habitat_baselines.rl.ddppo.ddp_utils import get_distrib_size, rank0_only
 from habitat_baselines.rl.ppo.ppo_trainer import get_device
 
 from habitat_ver.compat.sim_api import bridge_sim_api
+from habitat_ver.common.run_lock import LogFileLock
 from habitat_ver.common.checks import AUTO
 from habitat_ver.common.log_keys import (
     COLLECT_SPARE_CORES,
@@ -260,17 +261,22 @@ class HabitatVerTrainer(CheckpointingTrainer):
         """Upstream's evaluation of one checkpoint file; a folder's checkpoints
         in order, to the one its run ended with (:mod:`.eval_folder`)."""
         with usage_errors_exit(RUN_ERRORS), log_files_closed(), upstream_config_dump_dropped():
-            self._log_to_file()
-            self._eval()
+            with self._log_to_file():
+                self._eval()
 
-    def _log_to_file(self) -> None:
+    @contextlib.contextmanager
+    def _log_to_file(self) -> Iterator[None]:
         """Evaluation writes ``habitat_baselines.log_file`` too (upstream opens
         it only for training), so its "Average episode ..." lines can be read
-        back, e.g. by :mod:`habitat_ver.tools.hab_stage_report`."""
+        back, e.g. by :mod:`habitat_ver.tools.hab_stage_report`; one
+        evaluation at a time (:class:`LogFileLock`)."""
         log_file = self.config.habitat_baselines.log_file
-        if log_file:
-            os.makedirs(os.path.dirname(os.path.abspath(log_file)), exist_ok=True)
+        if not log_file:
+            yield
+            return
+        with LogFileLock(log_file):
             logger.add_filehandler(log_file)
+            yield
 
     def _eval(self) -> None:
         baselines = self.config.habitat_baselines

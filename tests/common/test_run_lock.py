@@ -9,7 +9,13 @@ import sys
 
 import pytest
 
-from habitat_ver.common.run_lock import LOCK_NAME, FolderInUseError, FolderLock
+from habitat_ver.common.run_lock import (
+    LOCK_NAME,
+    FolderInUseError,
+    FolderLock,
+    LogFileLock,
+    LogInUseError,
+)
 
 KEY = "habitat_baselines.checkpoint_folder"
 
@@ -77,3 +83,21 @@ def test_a_file_system_without_locks_runs_unlocked(tmp_path, monkeypatch):
     monkeypatch.setattr(run_lock.fcntl, "flock", no_locks)
     with FolderLock(str(tmp_path)):
         FolderLock(str(tmp_path)).acquire()  # nothing to refuse with
+
+
+def test_one_evaluation_per_log_file_and_it_does_not_lock_the_training_folder(tmp_path):
+    log = tmp_path / "run.log"
+    with LogFileLock(str(log)), FolderLock(str(tmp_path)):  # training beside it: allowed
+        with pytest.raises(LogInUseError) as caught:
+            LogFileLock(str(log)).acquire()
+        message = str(caught.value)
+        assert message.startswith(
+            f"habitat_baselines.log_file='{log}' is being written by another evaluation "
+            f"(host {socket.gethostname()}, pid {os.getpid()}, since "
+        )
+        assert "\n" not in message and message.endswith("its own habitat_baselines.log_file")
+        assert isinstance(caught.value, FolderInUseError)  # a run error: one line, exit 2
+        with LogFileLock(str(tmp_path / "other.log")):  # another log: free
+            pass
+    with LogFileLock(str(log)):
+        pass
