@@ -193,6 +193,34 @@ def from_hab_stages(raw: Dict[str, Any]) -> Record:
     return records.make("hab_stages", {"kind": raw["kind"]}, raw["runs"])
 
 
+def from_ranks_vs_envs(raw: Dict[str, Any]) -> Record:
+    """A ``ranks_vs_envs.py`` report: one system per workload and layout
+    (``pointnav/2x2``: 2 ranks of 2 envs), with its steady steps/s over all
+    ranks, CPU ms per env step by kind (the ranks as ``trainer``), cores
+    used, the run's wall time and its ranks and envs per rank."""
+    systems = {}
+    for name, run in raw["runs"].items():
+        if "steady_sps" not in run:
+            systems[name] = {"error": run.get("error", "no steady rate"), "wall_s": run["wall_s"]}
+            continue
+        cpu = run.get("cpu") or {}
+        systems[name] = {
+            "steps_per_s": run["steady_sps"],
+            "ranks": run["ranks"],
+            "envs_per_rank": run["envs_per_rank"],
+            "wall_s": run["wall_s"],
+            "steps": run.get("steps"),
+            "learner_threads": run.get("learner_threads"),
+            "cpu_ms_per_step": cpu.get("ms_per_step") or {},
+            "processes": cpu.get("processes") or {},
+            "cores_used": cpu.get("cores_used"),
+            "idle_share": cpu.get("machine_idle_share"),
+            "lost_workers": cpu.get("workers_exited") or {},
+        }
+    settings = {**raw.get("settings", {}), "tasks": raw.get("tasks", {})}
+    return records.make("ranks_vs_envs", settings, systems, **_provenance(raw, raw.get("cpus")))
+
+
 def raw_record(data: Dict[str, Any]) -> Optional[Record]:
     """A record from a script's own JSON found in ``benchmarks/results/``."""
     if data.get("benchmark") in ("hab_skill_learning", "hab_pick_learning"):

@@ -49,6 +49,7 @@ BLOCKS: Dict[str, Render] = {
     "hab_arrangements": probe_tables.arrangements_table,
     "hab_arrangement_spreads": probe_tables.spreads_table,
     "contention": probe_tables.contention_table,
+    "ranks_vs_envs": tables.ranks_table,
     "env_startup": probe_tables.startup_table,
     "policy_act": probe_tables.policy_act_table,
     "sample_efficiency": learning_tables.sample_efficiency_table,

@@ -37,7 +37,7 @@ def row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def table(header: Sequence[str], rows: List[Sequence[str]]) -> str:
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     lines = [row(header), "|" + "---|" * len(header)]
     return "\n".join(lines + [row(r) for r in rows]) + "\n"
 
@@ -187,3 +187,57 @@ def compact_sps_table(all_records: List[Record], workload: str) -> str:
                 rows.append(cells + [num(ratio(record, name), ".2f"), run_label(record)])
     header = ["system", "steps/s"] + (["of limit"] if limit else []) + ["vs `ddppo`", "run"]
     return table(header, rows)
+
+
+# ranks_vs_envs.py: its workloads and layouts (ranks x envs per rank) as the docs write them.
+RANKS_TASKS = {"pointnav": "PointNav", "pick": "pick, CPU profile"}
+ONE_RANK = "1x4"
+
+
+def _load_cell(record: Record) -> str:
+    load = record.get("load") or {}
+    before, after = load.get("before"), load.get("after")
+    if not before or not after:
+        return ""
+    return f"{before[0]:.1f} / {after[0]:.1f}"
+
+
+def ranks_row(record: Record, name: str, system: Dict[str, Any]) -> List[str]:
+    """One layout of one workload: steps/s over all ranks, its ratio to the
+    one-rank layout of the same run, CPU ms per env step of the ranks, env
+    workers, the rest and all together, cores used, wall time, load."""
+    task, layout = name.split("/")
+    cpu = system.get("cpu_ms_per_step") or {}
+    lost_one = " (lost a worker)" if lost(system) else ""
+    return [
+        RANKS_TASKS.get(task, task),
+        f"{system['ranks']} x {system['envs_per_rank']}{lost_one}",
+        num(system["steps_per_s"]),
+        num(ratio(record, name, f"{task}/{ONE_RANK}"), ".2f"),
+        num(cpu_sum(system, TRAINER_KINDS), ".2f"),
+        num(cpu_sum(system, WORKER_KINDS), ".2f"),
+        num(cpu_sum(system, OTHER_KINDS), ".2f"),
+        num(sum(cpu.values()) if cpu else None, ".2f"),
+        num(system.get("cores_used"), ".2f"),
+        num(system.get("wall_s"), ".0f"),
+        _load_cell(record),
+        run_label(record),
+    ]
+
+
+RANKS_HEADER = ["workload", "ranks x envs", "steps/s", "vs 1 x 4", "CPU ms/step: ranks"]
+RANKS_HEADER += ["env workers", "other", "all", "cores used", "wall s", "load before / after"]
+
+
+def ranks_table(all_records: List[Record]) -> str:
+    """Each workload and layout of ``ranks_vs_envs``, from its newest run."""
+    chosen = records.newest_per_system(records.of_workload(all_records, "ranks_vs_envs"))
+    rows: List[Sequence[str]] = [
+        ranks_row(record, name, system)
+        for record in chosen
+        for name, system in record["systems"].items()
+        if "steps_per_s" in system
+    ]
+    if not rows:
+        return "No record of this workload yet.\n"
+    return table(RANKS_HEADER + ["run"], rows)

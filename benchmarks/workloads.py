@@ -147,6 +147,12 @@ WORKLOADS: Dict[str, Workload] = {
         _one(convert.from_policy_act),
         stdout_json=True,
     ),
+    "ranks_vs_envs": Workload(
+        "1 rank x 4 envs against 2 torchrun ranks x 2 envs, PointNav and pick",
+        "ranks_vs_envs",
+        _plain(systems_flag="--layouts"),
+        _one(convert.from_ranks_vs_envs),
+    ),
     "appo_vs_sf": Workload(
         "appo against Sample Factory on My Way Home",
         "appo_vs_sample_factory",
