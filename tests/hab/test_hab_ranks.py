@@ -12,10 +12,8 @@ import subprocess
 import sys
 
 import pytest
-import torch
 
-from tests.sim.conftest import assert_each_rank_says_where_it_renders, free_port, real_sim_env
-from tests.trainers.conftest import tensorboard_scalars
+from tests.sim.conftest import assert_ver_ranks_trained, free_port, real_sim_env
 
 pytestmark = pytest.mark.sim
 
@@ -44,18 +42,8 @@ def test_ver_on_two_ranks_trains_a_hab_skill_with_preemption_and_stale_fill(hab_
     done = subprocess.run(
         command, cwd=str(hab_run_dir), env=env, capture_output=True, text=True, timeout=1200
     )
-    console = done.stdout + done.stderr
-    assert done.returncode == 0, console[-4000:]
-    assert_each_rank_says_where_it_renders(console, RANKS)
-    state = torch.load(tmp_path / "ckpt" / "resume-state.pth", weights_only=False)
-    assert state["requeue_stats"]["num_updates_done"] == UPDATES
-
-    logged = tensorboard_scalars(tmp_path / "tb")
-    planned, stale = logged["system/ver_preemption_steps"], logged["system/stale_fraction"]
-    assert len(planned) == len(stale) == UPDATES
-    # S is never less than one rank's full buffer, nor more than both.
-    assert all(T <= s <= BATCH for s in planned), planned
-    assert stale[0] == 0.0  # the first rollout is never cut
+    logged = assert_ver_ranks_trained(done, tmp_path, RANKS, UPDATES, T)
+    planned, stale = logged["planned"], logged["stale"]
     # Rollout u stopped once S(u-1) steps arrived over both ranks (steps in
     # flight add at most one per env); the rest of its batch is stale fill.
     for s, fraction in zip(planned[:-1], stale[1:]):

@@ -35,6 +35,35 @@ def assert_each_rank_says_where_it_renders(console: str, ranks: int) -> None:
     assert all(where.startswith(expected) for _, where in said), said
 
 
+def assert_ver_ranks_trained(
+    done: subprocess.CompletedProcess, run: Path, ranks: int, updates: int, rank_batch: int
+) -> Dict[str, List[float]]:
+    """A ``ver`` run of ``ranks`` ranks (``rank_batch`` steps each per rollout,
+    files under ``run``: ``ckpt/``, ``tb/``) ended well after ``updates``
+    updates, each rank said where it renders, and VER's distributed
+    preemption planned every rollout within its bounds, the first uncut.
+
+    Returns:
+        TensorBoard's ``system/ver_preemption_steps`` and ``system/stale_fraction``.
+    """
+    import torch
+
+    from tests.trainers.conftest import tensorboard_scalars
+
+    console = done.stdout + done.stderr
+    assert done.returncode == 0, console[-4000:]
+    assert_each_rank_says_where_it_renders(console, ranks)
+    state = torch.load(run / "ckpt" / "resume-state.pth", weights_only=False)
+    assert state["requeue_stats"]["num_updates_done"] == updates
+    logged = tensorboard_scalars(run / "tb")
+    planned, stale = logged["system/ver_preemption_steps"], logged["system/stale_fraction"]
+    assert len(planned) == len(stale) == updates
+    # The optimum S is never less than one rank's full buffer, nor more than all.
+    assert all(rank_batch <= s <= ranks * rank_batch for s in planned), planned
+    assert stale[0] == 0.0  # the first rollout is never cut (nothing to fill from)
+    return {"planned": planned, "stale": stale}
+
+
 def free_port() -> int:
     """A TCP port free on this machine now (for a run's rendezvous)."""
     with socket.socket() as s:

@@ -22,11 +22,10 @@ import pytest
 import torch
 
 from habitat_ver.common.checkpoint import ResumeStateFiles
-from tests.trainers.conftest import tensorboard_scalars
 
 from .conftest import (
     RENDERS,
-    assert_each_rank_says_where_it_renders,
+    assert_ver_ranks_trained,
     dataset_overrides,
     free_port,
     real_sim_env,
@@ -142,21 +141,8 @@ def _slurm_tasks(config: str, data, out, updates: int) -> list:
 
 def test_ver_on_two_ranks_renders_on_each_ranks_device_and_preempts(pointnav_data, tmp_path):
     done = _torchrun(pointnav_data, tmp_path)
-    console = done.stdout + done.stderr
-    assert done.returncode == 0, console[-4000:]
-    assert_each_rank_says_where_it_renders(console, RANKS)
-    state = torch.load(tmp_path / "ckpt" / "resume-state.pth", weights_only=False)
-    assert state["requeue_stats"]["num_updates_done"] == UPDATES
-
-    logged = tensorboard_scalars(tmp_path / "tb")
-    planned = logged["system/ver_preemption_steps"]
-    stale = logged["system/stale_fraction"]
-    assert len(planned) == len(stale) == UPDATES
-    # VER's optimum S is never less than one rank's full buffer, nor more
-    # than both ranks' buffers.
-    assert all(NUM_ENVS * T <= s <= BATCH for s in planned), planned
-    # The first rollout is never cut (nothing to fill from).
-    assert stale[0] == 0.0
+    logged = assert_ver_ranks_trained(done, tmp_path, RANKS, UPDATES, NUM_ENVS * T)
+    planned, stale = logged["planned"], logged["stale"]
     # Rollout u stopped once S(u-1) steps arrived over both ranks; steps in
     # flight then add at most one per env; the rest of the batch is stale.
     for s, fraction in zip(planned[:-1], stale[1:]):
