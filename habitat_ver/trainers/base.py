@@ -37,6 +37,7 @@ from habitat_baselines.rl.ppo.ppo_trainer import get_device
 
 from habitat_ver.compat.sim_api import bridge_sim_api
 from habitat_ver.common.run_lock import LogFileLock
+from habitat_ver.distributed.peer_loss import peer_loss_exits
 from habitat_ver.common.checks import AUTO
 from habitat_ver.common.log_keys import (
     COLLECT_SPARE_CORES,
@@ -476,7 +477,7 @@ class HabitatVerTrainer(CheckpointingTrainer):
         Signal handlers and upstream's stop events are left as they were found;
         the checkpoint folder is this run's alone meanwhile (:func:`checkpoint_folder_owned`).
         """
-        with interrupt_exits(self._interrupted_where):
+        with interrupt_exits(self._interrupted_where), peer_loss_exits(self._stopped_where):
             with usage_errors_exit(RUN_ERRORS), log_files_closed():
                 # Before anything is read or started: a second run on the folder
                 # is refused here.
@@ -487,6 +488,9 @@ class HabitatVerTrainer(CheckpointingTrainer):
     def _interrupted_where(self) -> str:
         folder = self.config.habitat_baselines.checkpoint_folder
         return f"at step {int(self.num_steps_done)} (resume state in {folder})"
+
+    def _stopped_where(self) -> str:
+        return f"{self._interrupted_where()}, losing the steps since that state"
 
     def _train(self) -> None:
         resume_state = self._resume_files().load()

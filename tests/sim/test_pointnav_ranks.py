@@ -106,9 +106,9 @@ def _signal_rank_once_trained(data, out, updates: int, signum: int, past_update:
             proc.kill()
 
 
-def _slurm_tasks(config: str, data, out, updates: int) -> list:
+def _start_slurm_tasks(config: str, data, out, updates: int) -> tuple:
     """Both ranks as SLURM's srun starts them: one process each, told its
-    place by SLURM's variables; returns their combined output, in rank order."""
+    place by SLURM's variables; returns them and their output files."""
     env = dict(real_sim_env(), MAIN_PORT=str(free_port()), MAIN_ADDR="127.0.0.1")
     env.update(GLOO_SOCKET_IFNAME="lo", SLURM_JOBID="1", SLURM_NTASKS=str(RANKS))
     command = [sys.executable, "-m", "habitat_baselines.run", f"--config-name={config}"]
@@ -124,6 +124,12 @@ def _slurm_tasks(config: str, data, out, updates: int) -> list:
         )
         for r in range(RANKS)
     ]
+    return ranks, logs
+
+
+def _slurm_tasks(config: str, data, out, updates: int) -> list:
+    """Both ranks as SLURM's srun starts them; returns their output, in rank order."""
+    ranks, logs = _start_slurm_tasks(config, data, out, updates)
     try:
         codes = [rank.wait(timeout=900) for rank in ranks]
     finally:
@@ -199,3 +205,34 @@ def test_a_sigkilled_rank_ends_the_run_within_a_minute_naming_it(pointnav_data, 
     # torchrun's summary names the rank and its signal.
     assert re.search(r"rank\s*:\s*1 \(local_rank: 1\)", console), console[-3000:]
     assert "Signal 9 (SIGKILL)" in console, console[-3000:]
+
+
+def test_a_sigkilled_slurm_task_ends_the_other_within_a_minute_naming_it(pointnav_data, tmp_path):
+    # No launcher watches SLURM tasks (srun without --kill-on-bad-exit): the
+    # other rank learns of the loss in its next gradient all-reduce.
+    ranks, logs = _start_slurm_tasks("pointnav/ver_simple_room", pointnav_data, tmp_path, 10000)
+    try:
+        files = ResumeStateFiles(str(tmp_path / "ckpt"))
+        deadline = time.monotonic() + 600
+        while not ((tmp_path / "ckpt" / "resume-state.pth").exists() and files.load()):
+            assert all(r.poll() is None for r in ranks), logs[0].name
+            assert time.monotonic() < deadline, "no update within 10 minutes"
+            time.sleep(0.5)
+        ranks[1].send_signal(signal.SIGKILL)
+        sent = time.monotonic()
+        code = ranks[0].wait(timeout=120)
+        seconds = time.monotonic() - sent
+    finally:
+        for rank in ranks:
+            rank.kill()
+    output = Path(logs[0].name).read_text()
+    for log in logs:
+        log.close()
+    assert code == 1 and seconds < 60, (code, seconds, output[-3000:])
+    errors = [line for line in output.splitlines() if "habitat_baselines.run: error:" in line]
+    assert len(errors) == 1 and "Traceback" not in output, output[-3000:]
+    assert errors[0].startswith(
+        "habitat_baselines.run: error: rank 0: rank 1 closed its connection (it crashed or "
+        "was killed: see its output); this rank stopped at step "
+    ), errors[0]
+    assert f"(resume state in {tmp_path / 'ckpt'})" in errors[0]
