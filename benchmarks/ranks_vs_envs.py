@@ -45,6 +45,7 @@ import sps_report
 import trainer_sps
 
 from habitat_ver.compat.sim_free import FORCE_ENV_VAR
+from habitat_ver.system.spare_cores import children_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -113,18 +114,7 @@ def run_env(port: int) -> Dict[str, str]:
 def rank_processes(pid: int) -> Set[int]:
     """The processes ``pid`` started that run habitat_baselines.run
     (torchrun's ranks; empty once it is gone)."""
-    found: Set[int] = set()
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                found |= {int(c) for c in f.read().split()}
-        except OSError:
-            continue
-    return {child for child in found if _runs_trainer(child)}
+    return {child for child in children_of(pid) if _runs_trainer(child)}
 
 
 def _runs_trainer(pid: int) -> bool:

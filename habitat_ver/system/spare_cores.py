@@ -36,7 +36,7 @@ def _cpu_seconds(pid: int) -> float:
     return stat_cpu_seconds(fields)
 
 
-def _children(pid: int) -> List[int]:
+def children_of(pid: int) -> List[int]:
     """Child processes of ``pid`` (``/proc/<pid>/task/<tid>/children``)."""
     found: List[int] = []
     try:
@@ -54,7 +54,7 @@ def _children(pid: int) -> List[int]:
 
 def workers_cpu_seconds(pids: Iterable[int]) -> float:
     """CPU-seconds of the processes ``pids`` and of their children."""
-    return sum(_cpu_seconds(pid) + sum(map(_cpu_seconds, _children(pid))) for pid in pids)
+    return sum(_cpu_seconds(pid) + sum(map(_cpu_seconds, children_of(pid))) for pid in pids)
 
 
 class SpareCores:

@@ -19,6 +19,7 @@ import pytest
 import torch
 
 from habitat_ver.common import noise_filter
+from habitat_ver.config import shipped_skills
 from habitat_ver.tools import hab_scene
 from habitat_ver.tools import make_hab_dataset as tool
 from habitat_ver.trainers.eval_header import counted_line
@@ -258,6 +259,31 @@ def test_make_hab_dataset_interrupted_then_run_again_goes_on_and_makes_the_same_
     assert [p.relative_to(folder) for p in made] == [p.relative_to(hab_run_dir) for p in reference]
     for mine, theirs in zip(made, reference):
         assert gzip.decompress(mine.read_bytes()) == gzip.decompress(theirs.read_bytes()), mine.name
+
+
+def test_the_shipped_pick_picks_on_an_unseen_arrangement(hab_run_dir, tmp_path):
+    # The CPU profile's pick as shipped, on CI's val episodes (an arrangement
+    # it never trained on). Seeded: each run takes the same actions.
+    shipped = shipped_skills.shipped_checkpoint("pick")
+    log = tmp_path / "eval.log"
+    done = run_real(
+        [
+            *("-m", "habitat_baselines.run", "--config-name=rearrange/ver_pick_nonav"),
+            *("hab_data=generated", "hab_profile=cpu", "habitat_baselines.evaluate=True"),
+            f"habitat_baselines.eval_ckpt_path_dir={shipped}",
+            f"habitat_baselines.test_episode_count={VAL}",
+            f"habitat_baselines.log_file={log}",
+            f"habitat_baselines.tensorboard_dir={tmp_path / 'tb'}",
+            f"habitat_baselines.checkpoint_folder={tmp_path / 'ckpt'}",
+            f"habitat_baselines.video_dir={tmp_path / 'video'}",
+        ],
+        cwd=hab_run_dir,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = log.read_text()
+    assert counted_line(VAL) in text, text[-3000:]
+    success = float(re.search(r"Average episode pick_success: ([0-9.]+)", text).group(1))
+    assert success >= 1 / VAL, text[-3000:]  # at least one of the episodes picked
 
 
 def test_every_skill_config_trains_two_updates(hab_run_dir):
