@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from habitat_ver.common.run_lock import LogFileLock
+from habitat_ver.tools.make_hab_dataset import EPISODES_SUBDIR
 from habitat_ver.trainers.eval_header import counted_line
 from tests.sim.conftest import real_sim_env, run_real
 
@@ -108,3 +109,37 @@ def test_an_evaluation_killed_runs_again_and_a_second_one_on_its_log_is_refused(
     row = next(line for line in table.splitlines() if line.startswith("| tidy_house |"))
     # Oracle skills solve the CI val episode (test_hab_real's oracle test).
     assert row.split("|")[-3].strip() == "100.0", table
+
+
+def test_a_deleted_episode_file_is_one_line_naming_it_and_its_remedy(hab_run_dir, tmp_path):
+    # The generated data with one val episode file deleted (links to the rest).
+    data = tmp_path / "data"
+    data.mkdir()
+    for entry in (hab_run_dir / "data").iterdir():
+        if entry.name != "datasets":
+            (data / entry.name).symlink_to(entry.resolve())
+    episodes = hab_run_dir / "data" / EPISODES_SUBDIR
+    for source in episodes.glob("*/*.json.gz"):
+        link = data / EPISODES_SUBDIR / source.relative_to(episodes)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(source)
+    (data / EPISODES_SUBDIR / "val" / "rearrange_easy.json.gz").unlink()
+
+    done = run_real(
+        ["-m", "habitat_baselines.run", "--config-name=rearrange/ver_pick_nonav"]
+        + ["hab_data=generated", "habitat_baselines.evaluate=True"],
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert done.returncode == 2, done.stderr[-3000:]
+    errors = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert f"there is no data/{EPISODES_SUBDIR}/val/rearrange_easy.json.gz" in errors[0]
+    assert "make it again with `python -m habitat_ver.tools.make_hab_dataset" in errors[0]
+    # Nothing written outside the run's own folder (Hydra's log and files).
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "outputs"]
+    run_folder = tmp_path / "outputs" / "rearrange" / "ver_pick_nonav"
+    assert {p.parent for p in (tmp_path / "outputs").rglob("*") if p.is_file()} <= {
+        run_folder,
+        run_folder / ".hydra",
+    }
