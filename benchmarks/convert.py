@@ -97,7 +97,8 @@ def from_skill_learning(raw: Dict[str, Any]) -> Record:
     )
     settings = {
         "config": raw.get("config"),
-        "episodes": raw.get("episodes"),
+        # The episodes evaluated (the val split may hold fewer than asked).
+        "episodes": (raw.get("trained") or {}).get("episodes") or raw.get("episodes"),
         "budget": raw.get("budget"),
         "overrides": raw.get("overrides"),
     }

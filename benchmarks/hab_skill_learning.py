@@ -52,6 +52,7 @@ import sps_report
 
 from habitat_ver.common.atomic import write_atomically
 from habitat_ver.system.stop_signals import sigint_as_in_a_terminal
+from habitat_ver.trainers.eval_header import COUNTED
 
 ROOT = Path(__file__).resolve().parents[1]
 # The paper's pick, with base movement; hab_arrangement_steps.py steps it too.
@@ -225,7 +226,11 @@ def evaluate(work: Path, name: str, ckpt: Path, load: bool, args: argparse.Names
         result: Dict[str, Any] = {"cmd": None, "rc": 0, "reused_log": str(log)}
     else:
         result = run(args.config, overrides, log)
-    result["metrics"] = averages(log.read_text())
+    text = log.read_text()
+    result["metrics"] = averages(text)
+    # What the averages are over: the episodes there are, when fewer than asked.
+    counted = [m.group("episodes") for m in map(COUNTED.search, text.splitlines()) if m]
+    result["episodes"] = int(counted[-1]) if counted else None
     result["checkpoint"] = str(ckpt) if load else None
     return result
 

@@ -60,7 +60,8 @@ def record(skill: str, source: str, shipped: str, result: Optional[Dict[str, Any
             config=result["config"],
             commit=result["git_sha"],
             date=result["date"],
-            val_episodes=result["episodes"],
+            # Evaluated, where recorded (the split may hold fewer than asked).
+            val_episodes=result["trained"].get("episodes") or result["episodes"],
             val_success_untrained=success_of(result["untrained"]["metrics"]),
             val_success_trained=success_of(result["trained"]["metrics"]),
             wall_s=result["train"].get("wall_s"),

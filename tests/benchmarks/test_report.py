@@ -121,6 +121,16 @@ def test_the_skill_table_has_each_run_oldest_first_and_its_success_metric(tmp_pa
     assert learning_tables.skills_table([]) == "No skill-learning record yet.\n"
 
 
+def test_the_skill_table_counts_the_episodes_evaluated_not_those_asked(tmp_path):
+    data = _skill_json("rearrange/ver_open_fridge", "2026-01-02T10:00:00", 5, {}, {})
+    data["episodes"] = 20  # asked; the val split holds 7
+    data["trained"]["episodes"] = data["untrained"]["episodes"] = 7
+    (tmp_path / "hab_skill_learning_open_fridge_0.json").write_text(json.dumps(data))
+    found = records.load_all(tmp_path, raw=convert.raw_record)
+    row = learning_tables.skills_table(found).splitlines()[2]
+    assert row.split("|")[7].strip() == "7", row
+
+
 def test_render_doc_replaces_only_between_markers_and_refuses_unknown_blocks():
     blocks = {"x": lambda found: f"| {len(found)} records |\n"}
     text = "before\n<!-- report:x -->\nstale\n<!-- /report:x -->\nafter\n"
