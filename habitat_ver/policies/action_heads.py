@@ -18,8 +18,8 @@ parameterisation; ``action_activation="tanh"`` squashes the mean.
 One difference from upstream: a clamped std *parameter* is kept inside its
 bounds after every optimiser step (:meth:`GaussianHead.project_into_bounds_`)
 and gets its gradient also on a bound. Upstream only clamps where it is read,
-and torch's clamp passes no gradient at or beyond a bound, so a parameter
-initialised on its bound (or pushed past it) never moves again.
+and torch's clamp passes no gradient beyond a bound (nor on it, in torch 2.14),
+so a parameter initialised on its bound (or pushed past it) never moves again.
 """
 
 import math
