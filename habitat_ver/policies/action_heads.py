@@ -276,8 +276,8 @@ class GaussianHead(nn.Module):
         if self.clamp_std and self.std_param is not None:
             # The value is clamped, the gradient passes as if it were not: the
             # parameter sits inside its bounds after every optimiser step
-            # (project_into_bounds_), also on a bound, where torch's clamp
-            # would pass none.
+            # (project_into_bounds_), also on a bound, where torch's clamp may
+            # pass none.
             raw_std = raw_std + (raw_std.clamp(*self.std_bounds) - raw_std).detach()
         elif self.clamp_std:
             raw_std = raw_std.clamp(*self.std_bounds)
