@@ -82,9 +82,15 @@ def test_an_evaluation_killed_runs_again_and_a_second_one_on_its_log_is_refused(
     again = _start(args, hab_run_dir)
     try:
         owner = Path(LogFileLock(str(log)).path)
-        _wait_for(lambda: owner.is_file() and owner.read_text().strip() != "", again)
-        second = run_real(args, cwd=hab_run_dir, timeout=600)
-        assert again.poll() is None, "the evaluation ended before the second one started"
+        # Held once its record names it (the killed one's record stays behind).
+        _wait_for(lambda: owner.is_file() and f'"pid": {again.pid},' in owner.read_text(), again)
+        # Paused while the second one starts (a quiet machine evaluates an
+        # episode faster than a second interpreter starts): it keeps its lock.
+        again.send_signal(signal.SIGSTOP)
+        try:
+            second = run_real(args, cwd=hab_run_dir, timeout=600)
+        finally:
+            again.send_signal(signal.SIGCONT)
         assert second.returncode == 2, second.stderr[-3000:]
         errors = [line for line in second.stderr.splitlines() if "error:" in line]
         assert len(errors) == 1 and "Traceback" not in second.stderr, second.stderr[-3000:]
