@@ -293,9 +293,9 @@ class GaussianHead(nn.Module):
     def project_into_bounds_(self) -> None:
         """Clamps the std parameter (if any, and if clamped) into its bounds.
 
-        Called by the updater after each optimiser step: the clamp in
-        :meth:`forward` passes no gradient to a parameter beyond a bound, so
-        without this a single step past it would be final.
+        Called by the updater after each optimiser step, so that the value
+        :meth:`forward` reads (clamped, with the gradient passed straight
+        through) is the parameter itself and a step back from a bound moves it.
         """
         if self.std_param is not None and self.clamp_std:
             self.std_param.clamp_(*self.std_bounds)

@@ -36,9 +36,8 @@ from habitat_baselines.rl.ddppo.ddp_utils import get_distrib_size, rank0_only
 from habitat_baselines.rl.ppo.ppo_trainer import get_device
 
 from habitat_ver.compat.sim_api import bridge_sim_api
-from habitat_ver.common.run_lock import LogFileLock
-from habitat_ver.distributed.peer_loss import peer_loss_exits
 from habitat_ver.common.checks import AUTO
+from habitat_ver.common.run_lock import LogFileLock
 from habitat_ver.common.log_keys import (
     COLLECT_SPARE_CORES,
     COLLECT_SECONDS,
@@ -64,6 +63,7 @@ from habitat_ver.distributed.preemption_rule import (
     PreemptionSetup,
     build_preemption_rule,
 )
+from habitat_ver.distributed.peer_loss import peer_loss_exits
 from habitat_ver.envs.pools import pool_setup
 from habitat_ver.storage.return_steps import StepsForReturns
 from habitat_ver.system import stop_signals

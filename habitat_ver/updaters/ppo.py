@@ -166,6 +166,11 @@ class PPOUpdater(PPO):
                 float(entropy_coef), float(entropy_target_factor), lr, eps
             )
         self.targets: TargetsStep = GAETargets()
+        # Modules with parameters kept in bounds after each step (GaussianHead's
+        # std parameter), found once.
+        self._bounded_modules = [
+            m for m in actor_critic.modules() if hasattr(m, "project_into_bounds_")
+        ]
 
     @classmethod
     def from_config(cls, actor_critic: Any, config: Any) -> Any:
@@ -410,10 +415,8 @@ class PPOUpdater(PPO):
         """Keeps bounded parameters in bounds and steps the learned entropy
         coefficient, after the policy's step."""
         super().after_step()
-        for module in self.actor_critic.modules():
-            project = getattr(module, "project_into_bounds_", None)
-            if project is not None:
-                project()
+        for module in self._bounded_modules:
+            module.project_into_bounds_()
         self.entropy_coef.step()
 
     def get_resume_state(self) -> Dict[str, Any]:
