@@ -45,7 +45,7 @@ class StragglerConfig:
     ``J`` log-normal of mean 1 and ``L`` Bernoulli(``long_step_prob``).
     """
 
-    # Wrap every env in the straggler wrapper (False = no delays at all).
+    # Wrap every env, embedded or habitat-sim, in the straggler wrapper (False = no delays).
     enabled: bool = False
     # Lower bound of the per-env speed factor, drawn once, log-uniform; unitless.
     speed_factor_min: float = 1.0

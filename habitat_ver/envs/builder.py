@@ -7,7 +7,8 @@ to habitat's ``VectorEnv``.  Gym tasks still go through habitat's own path
 ``habitat_baselines.embedded_env``: which scenario env ``i`` runs, the
 keyword arguments of the gym id (``gym_kwargs``; for our Doom ids also the
 resolution and frame skip), the straggler wrapper, and episode
-names that tell the envs apart at evaluation.
+names that tell the envs apart at evaluation.  A habitat task (PointNav, the
+HAB skills) is habitat's own env, in the straggler wrapper when that is on.
 """
 
 import contextlib
@@ -102,13 +103,17 @@ def build_env(config: Any, env_index: int) -> Any:
         for ``habitat.env_task == "GymRegistryEnv"``, habitat's
         ``GymRegistryEnv`` (in a :class:`StragglerWrapper` when
         ``embedded_env.straggler.enabled``) in :class:`EpisodeNames`;
-        otherwise exactly what ``make_gym_from_config`` builds.
+        otherwise what ``make_gym_from_config`` builds, in a
+        :class:`StragglerWrapper` when that is enabled.
     """
+    embedded = section_or_default(config, "embedded_env", EmbeddedEnvConfig)
     if config.habitat.env_task != GYM_ENV_TASK:
         bridge_sim_api()
         register_our_habitat_classes(config)
-        return make_gym_from_config(config)
-    embedded = section_or_default(config, "embedded_env", EmbeddedEnvConfig)
+        habitat_env = make_gym_from_config(config)
+        if embedded.straggler.enabled:
+            habitat_env = StragglerWrapper(habitat_env, embedded.straggler, env_index)
+        return habitat_env
     gym_id = scenario_for(config, env_index)
     config = _with_gym_id(config, gym_id)
     kwargs = gym_kwargs_of(embedded)

@@ -149,10 +149,24 @@ def test_other_env_tasks_defer_to_habitat(monkeypatch):
 
     seen = []
     monkeypatch.setattr(builder, "make_gym_from_config", lambda c: seen.append(c) or "env")
-    cfg = _config(embedded={"scenarios": MIX, "straggler": {"enabled": True}})
+    cfg = _config(embedded={"scenarios": MIX})
     cfg.habitat.env_task = "GymHabitatEnv"
     assert build_env(cfg, 2) == "env"
     assert seen == [cfg]  # the config passed on unchanged
+
+
+def test_a_habitat_task_env_is_a_straggler_when_they_are_on(monkeypatch):
+    from habitat_ver.envs import builder
+
+    monkeypatch.setattr(builder, "make_gym_from_config", lambda c: gym.make("CartPole-v1"))
+    straggler = {"enabled": True, "speed_factor_max": 1.0, "slow_env_indices": [3]}
+    cfg = _config(embedded={"scenarios": MIX, "straggler": straggler})
+    cfg.habitat.env_task = "GymHabitatEnv"
+    fast, slow = build_env(cfg, 2), build_env(cfg, 3)
+    assert isinstance(fast, StragglerWrapper) and isinstance(slow, StragglerWrapper)
+    # Global index 3 is the slow one: 10 times the factor of 1.
+    assert (fast.speed_factor, slow.speed_factor) == (1.0, 10.0)
+    assert fast.env.spec.id == "CartPole-v1"  # habitat's env, not a scenario of the mix
 
 
 @pytest.mark.multiproc
