@@ -82,7 +82,12 @@ from habitat_ver.trainers.config_file import (
     upstream_config_dump_dropped,
     write_config_file,
 )
-from habitat_ver.trainers.eval_header import envs_for_episodes, header_line, planned_episodes
+from habitat_ver.trainers.eval_header import (
+    envs_for_episodes,
+    evaluated_checkpoint,
+    header_line,
+    planned_episodes,
+)
 from habitat_ver.trainers.learning_curve import (
     CurveRecorder,
     curve_path,
@@ -319,8 +324,7 @@ class HabitatVerTrainer(CheckpointingTrainer):
         write_config_file(eval_config, evaluation=True)
         # Upstream's vector env (evaluation) counts each env's episodes.
         episodes = planned_episodes(eval_config, getattr(self.envs, "number_of_episodes", []))
-        checkpoint = self._evaluating or eval_config.habitat_baselines.eval_ckpt_path_dir
-        logger.info(header_line(checkpoint, episodes))
+        logger.info(header_line(evaluated_checkpoint(eval_config, self._evaluating), episodes))
 
     # ------------------------------------------------------------- the loop
     def _init_train(self, resume_state: Optional[Dict[str, Any]] = None) -> None:

@@ -50,6 +50,16 @@ def planned_episodes(config: Any, episodes_per_env: Sequence[Optional[int]]) -> 
 NO_CHECKPOINT = "the config's policy (no checkpoint)"
 
 
+def evaluated_checkpoint(config: Any, evaluating: Optional[str]) -> str:
+    """The checkpoint the header names: the one evaluated, or "" where the
+    evaluation loads none (``eval.should_load_ckpt=False``: the policy the
+    config builds, freshly initialised; ``eval_ckpt_path_dir`` is not read)."""
+    baselines = config.habitat_baselines
+    if not baselines.eval.should_load_ckpt:
+        return ""
+    return evaluating or str(baselines.eval_ckpt_path_dir)
+
+
 def header_line(checkpoint: str, episodes: int) -> str:
     """The line :data:`HEADER` matches."""
     return f"habitat_ver: evaluating {checkpoint or NO_CHECKPOINT} on {episodes} episode(s)"

@@ -15,6 +15,7 @@ from habitat_ver.trainers.eval_header import (
     HEADER,
     counted_line,
     envs_for_episodes,
+    evaluated_checkpoint,
     header_line,
     planned_episodes,
 )
@@ -191,3 +192,14 @@ def test_an_evaluation_without_a_checkpoint_says_so_in_its_header():
     assert line == "habitat_ver: evaluating the config's policy (no checkpoint) on 4 episode(s)"
     match = HEADER.search(line)
     assert match and match["episodes"] == "4"
+
+
+def test_an_untrained_evaluation_does_not_name_the_checkpoint_it_does_not_load():
+    config = OmegaConf.create(
+        {"habitat_baselines": {"eval_ckpt_path_dir": "run/ckpt.3.pth", "eval": {}}}
+    )
+    config.habitat_baselines.eval.should_load_ckpt = False
+    assert evaluated_checkpoint(config, "run/ckpt.3.pth") == ""
+    config.habitat_baselines.eval.should_load_ckpt = True
+    assert evaluated_checkpoint(config, None) == "run/ckpt.3.pth"
+    assert evaluated_checkpoint(config, "run/ckpt.5.pth") == "run/ckpt.5.pth"
