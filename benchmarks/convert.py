@@ -99,6 +99,8 @@ def from_skill_learning(raw: Dict[str, Any]) -> Record:
         "config": raw.get("config"),
         # The episodes evaluated (the val split may hold fewer than asked).
         "episodes": (raw.get("trained") or {}).get("episodes") or raw.get("episodes"),
+        # Each evaluated this many times (older records: once).
+        "evals_per_episode": (raw.get("trained") or {}).get("evals_per_episode", 1),
         "budget": raw.get("budget"),
         "overrides": raw.get("overrides"),
     }

@@ -22,6 +22,9 @@ env step by kind of process (trainer, env workers) over its steady window
     .venv/bin/python benchmarks/hab_skill_learning.py --minutes 20 --episodes 10
     # evaluate a run stopped by hand (its last checkpoint in WORK/ckpt)
     .venv/bin/python benchmarks/hab_skill_learning.py --evaluate-only --work WORK
+    # one of its checkpoints, every val episode 5 times
+    .venv/bin/python benchmarks/hab_skill_learning.py --evaluate-only --work WORK \
+        --checkpoint WORK/ckpt/ckpt.60.pth --evals-per-episode 5
     # train the run in WORK 30 minutes more (from its resume state), then evaluate
     .venv/bin/python benchmarks/hab_skill_learning.py --minutes 30 --resume --work WORK
     # another skill
@@ -200,8 +203,25 @@ def last_checkpoint(folder: Path) -> Optional[Path]:
     return ckpts[-1] if ckpts else None
 
 
+def evaluation_counts(args: argparse.Namespace) -> List[str]:
+    """The overrides that say which val episodes are evaluated, how often.
+
+    With ``--evals-per-episode`` K > 1 every val episode is evaluated K times
+    (fresh action samples each time: the success rate of few episodes is
+    measured more finely); upstream's evaluator repeats episodes only when
+    asked for all of them, so ``--episodes`` is then not read."""
+    repeats = args.evals_per_episode
+    count = -1 if repeats > 1 else args.episodes
+    return [
+        f"habitat_baselines.test_episode_count={count}",
+        f"habitat_baselines.eval.evals_per_ep={repeats}",
+    ]
+
+
 def evaluate(work: Path, name: str, ckpt: Path, load: bool, args: argparse.Namespace) -> Dict:
-    log = work / f"eval_{name}.log"
+    repeats = args.evals_per_episode
+    # An evaluation of another protocol is never read as this one's.
+    log = work / (f"eval_{name}.log" if repeats == 1 else f"eval_{name}_x{repeats}.log")
     overrides = [
         *SCALED,
         *args.override,
@@ -214,7 +234,7 @@ def evaluate(work: Path, name: str, ckpt: Path, load: bool, args: argparse.Names
         # should_load_ckpt=False unless this is False (read_write(None) fails).
         "habitat_baselines.load_resume_state_config=False",
         "habitat_baselines.eval.split=val",
-        f"habitat_baselines.test_episode_count={args.episodes}",
+        *evaluation_counts(args),
         "habitat_baselines.num_environments=1",
         f"habitat_baselines.checkpoint_folder={work / ('eval_ckpt_' + name)}",
         f"habitat_baselines.tensorboard_dir={work / ('tb_eval_' + name)}",
@@ -228,9 +248,11 @@ def evaluate(work: Path, name: str, ckpt: Path, load: bool, args: argparse.Names
         result = run(args.config, overrides, log)
     text = log.read_text()
     result["metrics"] = averages(text)
-    # What the averages are over: the episodes there are, when fewer than asked.
+    # What the averages are over: the episodes there are, when fewer than
+    # asked, each evaluated `repeats` times (the log counts evaluations).
     counted = [m.group("episodes") for m in map(COUNTED.search, text.splitlines()) if m]
-    result["episodes"] = int(counted[-1]) if counted else None
+    result["episodes"] = int(counted[-1]) // repeats if counted else None
+    result["evals_per_episode"] = repeats
     result["checkpoint"] = str(ckpt) if load else None
     return result
 
@@ -272,6 +294,18 @@ def main() -> None:
     )
     parser.add_argument("--config", choices=CONFIGS, default=CONFIG, help="the skill to train")
     parser.add_argument("--episodes", type=int, default=20, help="val episodes per evaluation")
+    parser.add_argument(
+        "--evals-per-episode",
+        type=int,
+        default=1,
+        help="evaluate every val episode this many times (> 1: all of them, --episodes unread)",
+    )
+    parser.add_argument(
+        "--checkpoint",
+        type=Path,
+        help="with --evaluate-only: the checkpoint of the run in --work to evaluate "
+        "(default: its last)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--override", action="append", default=[], help="extra Hydra override (repeatable)"
@@ -283,6 +317,12 @@ def main() -> None:
 
     args.work.mkdir(parents=True, exist_ok=True)
     ckpt_dir = args.work / "ckpt"
+    if args.evals_per_episode < 1:
+        parser.error(f"--evals-per-episode {args.evals_per_episode}: must be >= 1")
+    if args.checkpoint is not None and not (args.evaluate_only and args.checkpoint.is_file()):
+        parser.error(
+            f"--checkpoint {args.checkpoint}: must be a checkpoint file, with --evaluate-only"
+        )
     if args.resume and args.evaluate_only:
         parser.error("--resume trains further: give --minutes or --steps, not --evaluate-only")
     has_checkpoints = ckpt_dir.exists() and any(ckpt_dir.iterdir())
@@ -328,7 +368,7 @@ def main() -> None:
         train["resumed"] = args.resume
         train["session_wall_s"] = train["wall_s"]
     load_after_train = os.getloadavg()
-    last = last_checkpoint(ckpt_dir)
+    last = args.checkpoint or last_checkpoint(ckpt_dir)
     if last is None:
         sys.exit(f"training wrote no checkpoint; see {train_log}")
     train.update(checkpoint=str(last), **checkpoint_step(last))
@@ -353,6 +393,7 @@ def main() -> None:
             "resume": args.resume,
         },
         "episodes": args.episodes,
+        "evals_per_episode": args.evals_per_episode,
         "load_before": load_before,
         "load_after_train": load_after_train,
         "train": train,
@@ -365,7 +406,8 @@ def main() -> None:
     sps_report.write_json(report, path.with_suffix(".json"))
     md = (
         f"{args.config}, {train['step']} steps in {train['wall_s']:.0f} s, "
-        f"{args.episodes} val episodes, git {report['git_sha'][:8]}, "
+        f"{report['trained']['episodes']} val episodes x {args.evals_per_episode}, "
+        f"git {report['git_sha'][:8]}, "
         f"load {load_before[0]:.1f} -> {report['load_after'][0]:.1f}\n"
         f"training {sps_report.cpu_line(train.get('cpu'))}\n\n{table(report)}\n"
     )

@@ -74,6 +74,13 @@ def _skill_runs(all_records: List[Record]) -> List[Record]:
     return sorted(runs, key=lambda r: (r["settings"]["config"], r["start"] or ""))
 
 
+def _val_episodes(settings: Dict[str, Any]) -> str:
+    """``10``, or ``10 x 5`` for 10 episodes evaluated 5 times each."""
+    episodes = num(settings.get("episodes"), "d")
+    repeats = settings.get("evals_per_episode") or 1
+    return episodes if repeats == 1 else f"{episodes} x {repeats}"
+
+
 def skills_table(all_records: List[Record]) -> str:
     """HAB skills: success on val arrangements, untrained vs trained; one row
     per run (:func:`_skill_runs`)."""
@@ -90,7 +97,7 @@ def skills_table(all_records: List[Record]) -> str:
                 metric or "",
                 num(ver["untrained"].get(metric) if metric else None, ".2f"),
                 num(ver["trained"].get(metric) if metric else None, ".2f"),
-                num(record["settings"].get("episodes"), "d"),
+                _val_episodes(record["settings"]),
                 run_label(record),
             ]
         )

@@ -62,6 +62,8 @@ def record(skill: str, source: str, shipped: str, result: Optional[Dict[str, Any
             date=result["date"],
             # Evaluated, where recorded (the split may hold fewer than asked).
             val_episodes=result["trained"].get("episodes") or result["episodes"],
+            # How many times each was evaluated (action samples differ).
+            val_evals_per_episode=result["trained"].get("evals_per_episode", 1),
             val_success_untrained=success_of(result["untrained"]["metrics"]),
             val_success_trained=success_of(result["trained"]["metrics"]),
             wall_s=result["train"].get("wall_s"),

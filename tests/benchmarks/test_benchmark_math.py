@@ -516,6 +516,21 @@ def test_a_pick_run_is_resumed_and_evaluated_with_its_own_config_only(tmp_path):
     )
 
 
+def test_repeated_evaluations_ask_for_every_val_episode_each_that_often():
+    learning = _load("hab_skill_learning")
+    once = argparse.Namespace(episodes=20, evals_per_episode=1)
+    assert learning.evaluation_counts(once) == [
+        "habitat_baselines.test_episode_count=20",
+        "habitat_baselines.eval.evals_per_ep=1",
+    ]
+    # Upstream's evaluator repeats episodes only when asked for all of them.
+    five = argparse.Namespace(episodes=20, evals_per_episode=5)
+    assert learning.evaluation_counts(five) == [
+        "habitat_baselines.test_episode_count=-1",
+        "habitat_baselines.eval.evals_per_ep=5",
+    ]
+
+
 def test_a_run_stopped_by_sigint_sees_it_even_when_started_from_a_background_job():
     # A background job's ignored SIGINT is inherited through exec; Python then
     # has no KeyboardInterrupt handler, and the budget's Ctrl-C went unseen.

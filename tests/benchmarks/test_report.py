@@ -131,6 +131,17 @@ def test_the_skill_table_counts_the_episodes_evaluated_not_those_asked(tmp_path)
     assert row.split("|")[7].strip() == "7", row
 
 
+def test_the_skill_table_says_how_often_each_episode_was_evaluated(tmp_path):
+    data = _skill_json("rearrange/ver_close_cab", "2026-01-02T10:00:00", 5, {}, {})
+    for evaluation in (data["trained"], data["untrained"]):
+        evaluation.update(episodes=10, evals_per_episode=5)
+    (tmp_path / "hab_skill_learning_close_cab_0.json").write_text(json.dumps(data))
+    found = records.load_all(tmp_path, raw=convert.raw_record)
+    assert found[0]["settings"]["evals_per_episode"] == 5
+    row = learning_tables.skills_table(found).splitlines()[2]
+    assert row.split("|")[7].strip() == "10 x 5", row
+
+
 def test_render_doc_replaces_only_between_markers_and_refuses_unknown_blocks():
     blocks = {"x": lambda found: f"| {len(found)} records |\n"}
     text = "before\n<!-- report:x -->\nstale\n<!-- /report:x -->\nafter\n"
