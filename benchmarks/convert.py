@@ -111,7 +111,10 @@ def from_skill_learning(raw: Dict[str, Any]) -> Record:
     if provenance["quiet"] and cores is not None and idle is not None and raw.get("cpus"):
         others = (1.0 - idle) * raw["cpus"] - cores
         provenance["quiet"] = others < 0.5
-    return records.make("skill_learning", settings, {"ver": system}, **provenance)
+    record = records.make("skill_learning", settings, {"ver": system}, **provenance)
+    if raw.get("curves"):
+        record["metrics"] = {"curves": raw["curves"]}
+    return record
 
 
 def from_sample_efficiency(raw: Dict[str, Any]) -> Record:

@@ -181,6 +181,58 @@ def averages(text: str) -> Dict[str, float]:
     return {name: float(value) for name, value in AVERAGE.findall(text)}
 
 
+# Points of a learning curve: the training's episode metrics (TensorBoard's
+# running means over the reward window) averaged into this many step bins.
+CURVE_BINS = 40
+# The curves a record holds: the skill's success and the episode return.
+SUCCESS_TAGS = ("metrics/pick_success", "metrics/place_success", "metrics/art_obj_success")
+RETURN_TAG = "reward"
+
+
+def binned(points: List[Tuple[float, float]], bins: int) -> List[List[float]]:
+    """``(step, value)`` points as at most ``bins`` ``[step, mean value]``
+    points: equal step ranges from the first step to the last, each point at
+    its range's mean step; ranges without a point are left out."""
+    if not points:
+        return []
+    first, last = points[0][0], points[-1][0]
+    width = (last - first) / bins or 1.0
+    sums: Dict[int, List[float]] = {}
+    for step, value in points:
+        index = min(int((step - first) / width), bins - 1)
+        total = sums.setdefault(index, [0.0, 0.0, 0.0])
+        total[0] += step
+        total[1] += value
+        total[2] += 1
+    return [[total[0] / total[2], total[1] / total[2]] for _, total in sorted(sums.items())]
+
+
+def training_curves(work: Path) -> Dict[str, Any]:
+    """The run's learning curves over all its sessions (``tb``,
+    ``tb_resumed_<n>``): ``{"success_metric": name, "success": points,
+    "return": points}`` (points :func:`binned`), the training episodes' own
+    figures (train arrangements, sampled actions)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    series: Dict[str, List[Tuple[float, float]]] = {}
+    for folder in [work / "tb", *sorted(work.glob("tb_resumed_*"))]:
+        if not folder.is_dir():
+            continue
+        events = EventAccumulator(str(folder), size_guidance={"scalars": 0})
+        events.Reload()
+        for tag in events.Tags().get("scalars", []):
+            if tag in SUCCESS_TAGS or tag == RETURN_TAG:
+                series.setdefault(tag, []).extend(
+                    (float(e.step), float(e.value)) for e in events.Scalars(tag)
+                )
+    success = next((tag for tag in SUCCESS_TAGS if tag in series), None)
+    return {
+        "success_metric": success and success.split("/", 1)[1],
+        "success": binned(sorted(series[success]), CURVE_BINS) if success else [],
+        "return": binned(sorted(series.get(RETURN_TAG, [])), CURVE_BINS),
+    }
+
+
 def record_config(work: Path, config: str) -> None:
     """Write the config a new run in ``work`` trains (``work/config_name``)."""
     (work / "config_name").write_text(config + "\n")
@@ -397,6 +449,7 @@ def main() -> None:
         "load_before": load_before,
         "load_after_train": load_after_train,
         "train": train,
+        "curves": training_curves(args.work),
         "untrained": evaluate(args.work, "untrained", last, False, args),
         "trained": evaluate(args.work, "trained", last, True, args),
     }

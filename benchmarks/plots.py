@@ -83,3 +83,49 @@ def sps_png(all_records: List[Record], workload: str, title: str, path: Path, **
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=80, metadata={"Software": None})
     return True
+
+
+def _newest_curves(all_records: List[Record]) -> List[Record]:
+    """The newest skill-learning record with learning curves, per config."""
+    newest: Dict[str, Record] = {}
+    for record in records.of_workload(all_records, "skill_learning"):
+        if not (record.get("metrics") or {}).get("curves"):
+            continue
+        config = record["settings"]["config"]
+        if config not in newest or (record["start"] or "") >= (newest[config]["start"] or ""):
+            newest[config] = record
+    return [newest[config] for config in sorted(newest)]
+
+
+def skill_curves_png(all_records: List[Record], path: Path) -> bool:
+    """One panel per skill: its training success and episode return against
+    env steps, from its newest record with curves; False if there is none."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    chosen = _newest_curves(all_records)
+    if not chosen:
+        return False
+    columns = min(3, len(chosen))
+    rows = (len(chosen) + columns - 1) // columns
+    figure = Figure(figsize=(4.2 * columns, 2.8 * rows), tight_layout=True)
+    axes = figure.subplots(rows, columns, squeeze=False)
+    for ax in axes.flat[len(chosen) :]:
+        ax.set_visible(False)
+    for ax, record in zip(axes.flat, chosen):
+        curves = record["metrics"]["curves"]
+        success = curves.get("success") or []
+        ax.plot([p[0] / 1e6 for p in success], [p[1] for p in success], color="C0")
+        ax.set_ylabel(curves.get("success_metric") or "success", color="C0", fontsize=8)
+        ax.set_ylim(bottom=0.0)
+        returns = curves.get("return") or []
+        twin = ax.twinx()
+        twin.plot([p[0] / 1e6 for p in returns], [p[1] for p in returns], "--", color="C1")
+        twin.set_ylabel("episode return", color="C1", fontsize=8)
+        ax.set_xlabel("env steps (millions)", fontsize=8)
+        ax.set_title(record["settings"]["config"].split("/")[-1], fontsize=9)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=80, metadata={"Software": None})
+    return True

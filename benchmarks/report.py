@@ -75,6 +75,8 @@ PICTURES: Dict[str, Tuple[str, Dict[str, Any], str]] = {
         "CartPole with stragglers, mean over seeds",
     ),
 }
+# The HAB skills' learning curves (plots.skill_curves_png).
+SKILL_CURVES = "hab_skill_curves.png"
 MARKER = re.compile(
     r"(<!-- report:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /report:(?P=name) -->)", re.S
 )
@@ -137,4 +139,6 @@ def draw(all_records: List[Record], folder: Path = IMAGES) -> List[Path]:
     for name, (workload, settings, title) in PICTURES.items():
         if plots.sps_png(all_records, workload, title, folder / name, **settings):
             drawn.append(folder / name)
+    if plots.skill_curves_png(all_records, folder / SKILL_CURVES):
+        drawn.append(folder / SKILL_CURVES)
     return drawn

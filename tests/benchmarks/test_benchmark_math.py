@@ -516,6 +516,16 @@ def test_a_pick_run_is_resumed_and_evaluated_with_its_own_config_only(tmp_path):
     )
 
 
+def test_a_learning_curve_is_binned_into_equal_step_ranges_at_their_mean_step():
+    learning = _load("hab_skill_learning")
+    points = [(0.0, 0.0), (10.0, 1.0), (20.0, 0.5), (90.0, 0.25), (100.0, 0.75)]
+    # Four ranges of 25 steps: [0, 25) holds three points, [75, 100] two,
+    # the two between none.
+    assert learning.binned(points, 4) == [[10.0, 0.5], [95.0, 0.5]]
+    assert learning.binned([(5.0, 1.0)], 4) == [[5.0, 1.0]]
+    assert learning.binned([], 4) == []
+
+
 def test_repeated_evaluations_ask_for_every_val_episode_each_that_often():
     learning = _load("hab_skill_learning")
     once = argparse.Namespace(episodes=20, evals_per_episode=1)

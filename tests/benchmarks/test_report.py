@@ -17,6 +17,7 @@ convert = importlib.import_module("convert")
 tables = importlib.import_module("tables")
 learning_tables = importlib.import_module("learning_tables")
 report = importlib.import_module("report")
+plots = importlib.import_module("plots")
 workloads = importlib.import_module("workloads")
 
 
@@ -140,6 +141,31 @@ def test_the_skill_table_says_how_often_each_episode_was_evaluated(tmp_path):
     assert found[0]["settings"]["evals_per_episode"] == 5
     row = learning_tables.skills_table(found).splitlines()[2]
     assert row.split("|")[7].strip() == "10 x 5", row
+
+
+def test_the_skill_curves_are_each_configs_newest_with_curves(tmp_path):
+    curves = {"success_metric": "art_obj_success", "success": [[0, 0.0], [10, 0.5]], "return": []}
+    runs = [
+        ("rearrange/ver_close_cab", "2026-01-01T10:00:00", curves),
+        ("rearrange/ver_close_cab", "2026-01-02T10:00:00", dict(curves, success=[[0, 0.1]])),
+        ("rearrange/ver_close_cab", "2026-01-03T10:00:00", None),  # an older script's
+        ("rearrange/ver_open_cab", "2026-01-01T10:00:00", curves),
+    ]
+    for i, (config, date, run_curves) in enumerate(runs):
+        data = _skill_json(config, date, 10, {}, {})
+        if run_curves is not None:
+            data["curves"] = run_curves
+        (tmp_path / f"hab_skill_learning_{i}.json").write_text(json.dumps(data))
+    found = records.load_all(tmp_path, raw=convert.raw_record)
+    chosen = plots._newest_curves(found)
+    assert [(r["settings"]["config"], r["start"][:10]) for r in chosen] == [
+        ("rearrange/ver_close_cab", "2026-01-02"),
+        ("rearrange/ver_open_cab", "2026-01-01"),
+    ]
+    assert chosen[0]["metrics"]["curves"]["success"] == [[0, 0.1]]
+    assert plots.skill_curves_png(found, tmp_path / "curves.png")
+    assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+    assert not plots.skill_curves_png([], tmp_path / "none.png")
 
 
 def test_render_doc_replaces_only_between_markers_and_refuses_unknown_blocks():
