@@ -55,7 +55,7 @@ import sps_report
 
 from habitat_ver.common.atomic import write_atomically
 from habitat_ver.system.stop_signals import sigint_as_in_a_terminal
-from habitat_ver.trainers.eval_header import COUNTED
+from habitat_ver.trainers.eval_header import COUNTED, HEADER
 
 ROOT = Path(__file__).resolve().parents[1]
 # The paper's pick, with base movement; hab_arrangement_steps.py steps it too.
@@ -255,6 +255,15 @@ def last_checkpoint(folder: Path) -> Optional[Path]:
     return ckpts[-1] if ckpts else None
 
 
+def evaluated(text: str, ckpt: Optional[Path]) -> bool:
+    """Whether the log ``text`` holds a whole evaluation of ``ckpt`` (None:
+    of the untrained policy, whatever checkpoint its header names)."""
+    headers = [m for m in map(HEADER.search, text.splitlines()) if m]
+    if not (headers and averages(text)):
+        return False
+    return ckpt is None or headers[-1].group("checkpoint") == str(ckpt)
+
+
 def evaluation_counts(args: argparse.Namespace) -> List[str]:
     """The overrides that say which val episodes are evaluated, how often.
 
@@ -292,9 +301,10 @@ def evaluate(work: Path, name: str, ckpt: Path, load: bool, args: argparse.Names
         f"habitat_baselines.tensorboard_dir={work / ('tb_eval_' + name)}",
         f"habitat_baselines.log_file={work / ('eval_' + name + '_log.txt')}",
     ]
-    if args.evaluate_only and log.exists() and averages(log.read_text()):
-        # --evaluate-only reads an evaluation already in --work (the untrained
-        # one can run beside the training, as it needs no trained weights)
+    if args.evaluate_only and log.exists() and evaluated(log.read_text(), ckpt if load else None):
+        # --evaluate-only reads an evaluation of the same checkpoint already in
+        # --work (the untrained one can run beside the training, as it needs
+        # no trained weights)
         result: Dict[str, Any] = {"cmd": None, "rc": 0, "reused_log": str(log)}
     else:
         result = run(args.config, overrides, log)

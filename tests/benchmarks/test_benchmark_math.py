@@ -526,6 +526,19 @@ def test_a_learning_curve_is_binned_into_equal_step_ranges_at_their_mean_step():
     assert learning.binned([], 4) == []
 
 
+def test_an_evaluation_log_is_reused_only_for_the_checkpoint_it_evaluated():
+    learning = _load("hab_skill_learning")
+    ckpt = Path("/runs/pick/ckpt/ckpt.60.pth")
+    text = (
+        f"2026-01-01 00:00:00,000 habitat_ver: evaluating {ckpt} on 10 episode(s)\n"
+        "2026-01-01 00:01:00,000 Average episode pick_success: 0.3000\n"
+    )
+    assert learning.evaluated(text, ckpt)
+    assert learning.evaluated(text, None)  # the untrained policy: any header
+    assert not learning.evaluated(text, ckpt.with_name("ckpt.61.pth"))
+    assert not learning.evaluated(text.splitlines()[0], ckpt)  # stopped before its averages
+
+
 def test_repeated_evaluations_ask_for_every_val_episode_each_that_often():
     learning = _load("hab_skill_learning")
     once = argparse.Namespace(episodes=20, evals_per_episode=1)
