@@ -107,11 +107,16 @@ def skills_table(all_records: List[Record]) -> str:
     return table(header + ["val episodes", "run"], rows)
 
 
-# The figures of a skill run beside its success, untrained -> trained.
+# The figures of a skill run beside its success, untrained -> trained: the
+# stages before success (grasped, at the target state, object at the goal,
+# then the arm back at rest) and what ends episodes early.
 SKILL_DETAIL = {
     "reward": "episode return",
     "did_pick_object": "grasped",
     "ee_to_object_distance.0": "end effector to object (m)",
+    "art_obj_at_desired_state": "at the target state",
+    "obj_at_goal.0": "object at the goal",
+    "ee_to_rest_distance": "end effector to rest (m)",
     "force_terminate": "ended on the force limit",
     "robot_collisions.robot_scene_colls": "robot-scene collisions",
 }

@@ -143,6 +143,20 @@ def test_the_skill_table_says_how_often_each_episode_was_evaluated(tmp_path):
     assert row.split("|")[7].strip() == "10 x 5", row
 
 
+def test_the_skill_detail_names_the_stage_a_skill_reaches(tmp_path):
+    untrained = {"art_obj_success": 0.0, "art_obj_at_desired_state": 0.0}
+    trained = {"art_obj_success": 0.0, "art_obj_at_desired_state": 0.2, "ee_to_rest_distance": 0.3}
+    untrained["ee_to_rest_distance"] = 0.25
+    data = _skill_json("rearrange/ver_close_cab", "2026-01-02T10:00:00", 5, untrained, trained)
+    (tmp_path / "hab_skill_learning_close_cab_0.json").write_text(json.dumps(data))
+    found = records.load_all(tmp_path, raw=convert.raw_record)
+    header, _, row = learning_tables.skill_detail_table(found).splitlines()
+    cells = dict(zip(header.split("|"), row.split("|")))
+    assert cells[" at the target state "] == " 0.00 -> 0.20 "
+    assert cells[" end effector to rest (m) "] == " 0.25 -> 0.30 "
+    assert cells[" grasped "] == "  "  # a pick figure: not measured here
+
+
 def test_the_skill_curves_are_each_configs_newest_with_curves(tmp_path):
     curves = {"success_metric": "art_obj_success", "success": [[0, 0.0], [10, 0.5]], "return": []}
     runs = [
