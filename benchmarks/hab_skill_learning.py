@@ -233,6 +233,10 @@ def training_curves(work: Path) -> Dict[str, Any]:
     }
 
 
+# The file in --work that names the commit its last training session ran.
+TRAINED_COMMIT = "trained_commit"
+
+
 def record_config(work: Path, config: str) -> None:
     """Write the config a new run in ``work`` trains (``work/config_name``)."""
     (work / "config_name").write_text(config + "\n")
@@ -425,6 +429,9 @@ def main() -> None:
         budget_text = f"{args.minutes:.1f} min" if deadline else f"{total} steps"
         print(f"training {args.config} ({budget_text})")
         samplers: List[process_cpu.ProcessSampler] = []
+        # The commit a run's newest weights were trained with: an evaluation
+        # alone (--evaluate-only, later code) reads it back from the folder.
+        write_atomically(str(args.work / TRAINED_COMMIT), lambda f: f.write(git_sha.encode()))
         train = run(args.config, train_overrides, train_log, deadline, samplers)
         train["cpu"] = training_cpu(tb, train_log, samplers[0])
         train["resumed"] = args.resume
@@ -434,6 +441,8 @@ def main() -> None:
     if last is None:
         sys.exit(f"training wrote no checkpoint; see {train_log}")
     train.update(checkpoint=str(last), **checkpoint_step(last))
+    trained_commit = args.work / TRAINED_COMMIT
+    train["commit"] = trained_commit.read_text().strip() if trained_commit.exists() else None
     if train["wall_s"] is None or args.resume:
         # --evaluate-only or --resume: the checkpoint's own training time (of
         # every session, start-ups not counted)

@@ -58,7 +58,8 @@ def record(skill: str, source: str, shipped: str, result: Optional[Dict[str, Any
     if result is not None:
         entry.update(
             config=result["config"],
-            commit=result["git_sha"],
+            # The code the weights were trained with (not a later evaluation's).
+            commit=result["train"].get("commit"),
             date=result["date"],
             # Evaluated, where recorded (the split may hold fewer than asked).
             val_episodes=result["trained"].get("episodes") or result["episodes"],

@@ -39,10 +39,10 @@ def _training_checkpoint(path):
 def _result(path):
     record = {
         "config": "rearrange/ver_close_cab",
-        "git_sha": "abc123",
+        "git_sha": "abc123",  # the evaluation's code
         "date": "2026-11-29T01:00:00",
         "episodes": 20,
-        "train": {"wall_s": 1500.0},
+        "train": {"wall_s": 1500.0, "commit": "def456"},
         "untrained": {"metrics": {"art_obj_success": 0.0, "num_steps": 200.0}},
         "trained": {"metrics": {"art_obj_success": 0.35, "art_obj_reward": 3.1}},
     }
@@ -70,7 +70,9 @@ def test_the_shipped_file_keeps_the_weights_and_config_and_says_where_it_came_fr
     )
     assert entry["obs_keys"][0] == "marker_rel_pos" and "head_depth" not in entry["obs_keys"]
     assert (entry["val_success_untrained"], entry["val_success_trained"]) == (0.0, 0.35)
-    assert (entry["commit"], entry["val_episodes"]) == ("abc123", 20)
+    # The commit the weights were trained with, not the evaluation's.
+    assert (entry["commit"], entry["val_episodes"]) == ("def456", 20)
+    assert entry["val_evals_per_episode"] == 1
     assert shipped_skills.provenance() == {"close_cab": entry}
 
 
