@@ -32,8 +32,17 @@ from habitat_ver.common.atomic import write_atomically
 from habitat_ver.trainers.eval_header import COUNTED, HEADER
 
 SCENARIOS = ("tidy_house", "prepare_groceries", "set_table")
-METHODS = {"": "TP-SRL", "_nonav": "TP-SRL(NoNav)", "_oracle": "oracle skills"}
-RUN_NAMES = tuple(f"hab/{s}{m}" for s in SCENARIOS for m in METHODS)
+METHODS = {
+    "": "TP-SRL",
+    "_nonav": "TP-SRL(NoNav)",
+    "_oracle": "oracle skills",
+    "_learned_pick": "oracle, learned pick",
+}
+# Every scenario's TP-SRL, TP-SRL(NoNav) and oracle configs, and the one that
+# swaps the learned pick in among oracle skills.
+RUN_NAMES = tuple(f"hab/{s}{m}" for s in SCENARIOS for m in ("", "_nonav", "_oracle")) + (
+    "hab/tidy_house_learned_pick",
+)
 FULL = "full"
 # Success per stage: a stage number (0.5, 1.0, 1.5, ...) or FULL, the whole task.
 Stages = Dict[Union[float, str], float]
@@ -52,7 +61,12 @@ PAPER_REFERENCE: Dict[Tuple[str, str], Stages] = {
     ("set_table", "TP-SRL(NoNav)"): {0.5: 0.04},
 }
 # One colour per method in every panel; the paper's marks take their method's.
-COLOURS = {"TP-SRL": "tab:blue", "TP-SRL(NoNav)": "tab:orange", "oracle skills": "tab:green"}
+COLOURS = {
+    "TP-SRL": "tab:blue",
+    "TP-SRL(NoNav)": "tab:orange",
+    "oracle skills": "tab:green",
+    "oracle, learned pick": "tab:purple",
+}
 
 _LINE = re.compile(r"Average episode (\S+): ([-+0-9.eE]+|nan)\s*$")
 _STAGE = re.compile(r"^pddl_stage_goals\.stage_(\d+)(?:_(5))?_success$")
