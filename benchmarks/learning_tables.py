@@ -67,11 +67,19 @@ def pointnav_blind_table(all_records: List[Record]) -> str:
 
 
 def _skill_runs(all_records: List[Record]) -> List[Record]:
-    """Every skill-learning record, by config, then oldest first: a run
-    trained further (``--resume``) is a row of its own, so the table shows
-    how success moved with the steps."""
+    """Every skill-learning record, by config, then by steps trained (then
+    oldest first): a run trained further (``--resume``), or one of its
+    checkpoints evaluated, is a row of its own, so the table shows how
+    success moved with the steps."""
     runs = records.of_workload(all_records, "skill_learning")
-    return sorted(runs, key=lambda r: (r["settings"]["config"], r["start"] or ""))
+    return sorted(
+        runs,
+        key=lambda r: (
+            r["settings"]["config"],
+            r["systems"]["ver"].get("steps") or 0,
+            r["start"] or "",
+        ),
+    )
 
 
 def _val_episodes(settings: Dict[str, Any]) -> str:

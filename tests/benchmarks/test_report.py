@@ -100,7 +100,7 @@ def _skill_json(config, date, step, untrained, trained):
     }
 
 
-def test_the_skill_table_has_each_run_oldest_first_and_its_success_metric(tmp_path):
+def test_the_skill_table_has_each_run_by_steps_and_its_success_metric(tmp_path):
     older = _skill_json("rearrange/ver_close_cab", "2026-01-01T10:00:00", 10, {}, {})
     newer = _skill_json(
         "rearrange/ver_close_cab",
@@ -109,13 +109,16 @@ def test_the_skill_table_has_each_run_oldest_first_and_its_success_metric(tmp_pa
         {"art_obj_success": 0.1, "reward": -1.0},
         {"art_obj_success": 0.6, "reward": 2.0},
     )
-    for i, data in enumerate((older, newer)):
+    # An earlier checkpoint of the run, evaluated after the newer one.
+    earlier = _skill_json("rearrange/ver_close_cab", "2026-01-03T10:00:00", 5_000, {}, {})
+    for i, data in enumerate((older, newer, earlier)):
         (tmp_path / f"hab_skill_learning_close_cab_{i}.json").write_text(json.dumps(data))
     found = records.load_all(tmp_path, raw=convert.raw_record)
     # wall 1770 s = 29.5 min -> "30" (rounded half to even of 29.5 is 30)
     lines = learning_tables.skills_table(found).splitlines()
-    assert len(lines) == 4 and lines[2].startswith("| `rearrange/ver_close_cab` | 10 | 30 |  |")
-    assert lines[3] == (
+    assert len(lines) == 5 and lines[2].startswith("| `rearrange/ver_close_cab` | 10 | 30 |  |")
+    assert lines[3].startswith("| `rearrange/ver_close_cab` | 5,000 | 30 |  |")
+    assert lines[4] == (
         "| `rearrange/ver_close_cab` | 200,000 | 30 | art_obj_success | 0.10 | 0.60 | 10 "
         "| 2026-01-02 10:00, 1234567, quiet |"
     )

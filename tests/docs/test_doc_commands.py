@@ -506,13 +506,12 @@ TABLE: Dict[str, Row] = {
         "test_each_scenario_evaluates_with_oracle_skills_and_reports_its_stages",
         "one episode each instead of 10 (the budget), OUT in the session's HAB folder",
     ),
-    "python -m habitat_ver.tools.run_configs /tmp/learned eval hab/tidy_house ... -- "
-    "habitat_baselines.test_episode_count=1 "
-    "habitat_baselines.rl.ppo.hidden_size=128 'habitat_baselines.ver_policy.visual_keys=[]' "
-    "hab_skill_checkpoints.pick=PICK.pth hab_skill_checkpoints.place=PLACE.pth ...": NotRun(
-        "an outline (`...`, PICK.pth): its skill checkpoints come from "
-        "`python -m benchmarks run skill_learning` (20 minutes or more) and two-update runs of "
-        "the other skills"
+    "python -m habitat_ver.tools.run_configs /tmp/learned eval hab/tidy_house_nonav "
+    "hab/prepare_groceries_nonav hab/tidy_house_learned_pick -- "
+    "habitat_baselines.test_episode_count=-1 habitat_baselines.eval.evals_per_ep=5 "
+    "hab_skill_checkpoints.place=PLACE.pth": NotRun(
+        "PLACE.pth stands for a place checkpoint of `python -m benchmarks run "
+        "skill_learning` (hours); tests/hab/test_hab_real.py evaluates the shipped pick"
     ),
     # docs/HAB.md: evaluation videos
     "python -m habitat_baselines.run --config-name=hab/tidy_house_oracle hab_data=generated "
