@@ -212,19 +212,13 @@ def training_curves(work: Path) -> Dict[str, Any]:
     ``tb_resumed_<n>``): ``{"success_metric": name, "success": points,
     "return": points}`` (points :func:`binned`), the training episodes' own
     figures (train arrangements, sampled actions)."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
     series: Dict[str, List[Tuple[float, float]]] = {}
     for folder in [work / "tb", *sorted(work.glob("tb_resumed_*"))]:
         if not folder.is_dir():
             continue
-        events = EventAccumulator(str(folder), size_guidance={"scalars": 0})
-        events.Reload()
-        for tag in events.Tags().get("scalars", []):
+        for tag, points in run_logs.read_scalars(str(folder)).items():
             if tag in SUCCESS_TAGS or tag == RETURN_TAG:
-                series.setdefault(tag, []).extend(
-                    (float(e.step), float(e.value)) for e in events.Scalars(tag)
-                )
+                series.setdefault(tag, []).extend((step, value) for step, value, _ in points)
     success = next((tag for tag in SUCCESS_TAGS if tag in series), None)
     return {
         "success_metric": success and success.split("/", 1)[1],

@@ -65,6 +65,20 @@ def _canonical_tag(tag: str) -> str:
     return tag[len("learner/") :] if tag.startswith("learner/system/") else tag
 
 
+def read_scalars(tb_dir: str) -> Dict[str, List[Point]]:
+    """Every scalar of a TensorBoard folder: ``{tag: [(step, value, wall time), ...]}``,
+    points in step order."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(tb_dir, size_guidance={"scalars": 0})  # 0: keep every point
+    events.Reload()
+    scalars: Dict[str, List[Point]] = {}
+    for tag in events.Tags().get("scalars", []):
+        points = [(float(e.step), float(e.value), float(e.wall_time)) for e in events.Scalars(tag)]
+        scalars[tag] = sorted(points)
+    return scalars
+
+
 def read_run(tb_dir: Optional[str] = None, log_text: str = "") -> Series:
     """The canonical series of one run, from its TensorBoard folder and/or text log.
 
@@ -79,15 +93,7 @@ def read_run(tb_dir: Optional[str] = None, log_text: str = "") -> Series:
     """
     scalars: Dict[str, List[Point]] = {}
     if tb_dir is not None:
-        from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-        events = EventAccumulator(tb_dir, size_guidance={"scalars": 0})  # 0: keep every point
-        events.Reload()
-        for tag in events.Tags().get("scalars", []):
-            points = [
-                (float(e.step), float(e.value), float(e.wall_time)) for e in events.Scalars(tag)
-            ]
-            scalars[_canonical_tag(tag)] = sorted(points)
+        scalars = {_canonical_tag(tag): points for tag, points in read_scalars(tb_dir).items()}
     found: Series = {}
     for name, tags in KEYS.items():
         for tag in tags:
