@@ -92,6 +92,10 @@ def from_skill_learning(raw: Dict[str, Any]) -> Record:
     if cpu.get("ms_per_step"):
         system["cpu_ms_per_step"] = cpu["ms_per_step"]
         system["cores_used"] = cpu.get("cores_used")
+    source = raw.get("init_from")
+    if source:
+        # Trained on from another run's weights (--init-from): that run's steps.
+        system["started_from_steps"] = source.get("step")
     provenance = _provenance(
         {**raw, "started": raw.get("date", "").replace("T", " ") or None}, raw.get("cpus")
     )

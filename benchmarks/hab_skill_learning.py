@@ -27,6 +27,9 @@ env step by kind of process (trainer, env workers) over its steady window
         --checkpoint WORK/ckpt/ckpt.60.pth --evals-per-episode 5
     # train the run in WORK 30 minutes more (from its resume state), then evaluate
     .venv/bin/python benchmarks/hab_skill_learning.py --minutes 30 --resume --work WORK
+    # a new run (other reward weights, say) that starts from another run's weights
+    .venv/bin/python benchmarks/hab_skill_learning.py --minutes 30 --work WORK2 \
+        --init-from WORK/ckpt/ckpt.80.pth --override ...
     # another skill
     .venv/bin/python benchmarks/hab_skill_learning.py --minutes 20 --config rearrange/ver_close_cab
 
@@ -207,28 +210,83 @@ def binned(points: List[Tuple[float, float]], bins: int) -> List[List[float]]:
     return [[total[0] / total[2], total[1] / total[2]] for _, total in sorted(sums.items())]
 
 
-def training_curves(work: Path) -> Dict[str, Any]:
-    """The run's learning curves over all its sessions (``tb``,
-    ``tb_resumed_<n>``): ``{"success_metric": name, "success": points,
-    "return": points}`` (points :func:`binned`), the training episodes' own
-    figures (train arrangements, sampled actions)."""
+def training_series(work: Path) -> Dict[str, List[Tuple[float, float]]]:
+    """``(step, value)`` points of the success and return tags over every
+    session of the run in ``work`` (``tb``, ``tb_resumed_<n>``).  A run
+    started from another run's weights (``--init-from``) begins with that
+    run's points up to the checkpoint it took, and its own steps count on
+    from there."""
     series: Dict[str, List[Tuple[float, float]]] = {}
+    offset = 0.0
+    source = init_source(work)
+    if source and source.get("step") is not None:
+        offset = float(source["step"])
+        for tag, points in training_series(Path(source["checkpoint"]).parent.parent).items():
+            series[tag] = [(step, value) for step, value in points if step <= offset]
     for folder in [work / "tb", *sorted(work.glob("tb_resumed_*"))]:
         if not folder.is_dir():
             continue
         for tag, points in run_logs.read_scalars(str(folder)).items():
             if tag in SUCCESS_TAGS or tag == RETURN_TAG:
-                series.setdefault(tag, []).extend((step, value) for step, value, _ in points)
+                series.setdefault(tag, []).extend(
+                    (offset + step, value) for step, value, _ in points
+                )
+    return series
+
+
+def training_curves(work: Path) -> Dict[str, Any]:
+    """The run's learning curves (:func:`training_series`):
+    ``{"success_metric": name, "success": points, "return": points,
+    "started_from_step": step or None}`` (points :func:`binned`), the
+    training episodes' own figures (train arrangements, sampled actions)."""
+    series = training_series(work)
     success = next((tag for tag in SUCCESS_TAGS if tag in series), None)
+    source = init_source(work)
     return {
         "success_metric": success and success.split("/", 1)[1],
         "success": binned(sorted(series[success]), CURVE_BINS) if success else [],
         "return": binned(sorted(series.get(RETURN_TAG, [])), CURVE_BINS),
+        "started_from_step": source and source.get("step"),
     }
 
 
 # The file in --work that names the commit its last training session ran.
 TRAINED_COMMIT = "trained_commit"
+# The files in --work of a run started from another run's weights (--init-from):
+# those weights, as upstream's pretrained loading reads them, and where they came from.
+INIT_WEIGHTS = "init_weights.pth"
+INIT_FROM = "init_from.json"
+
+
+def init_overrides(work: Path, ckpt: Path) -> List[str]:
+    """Start the run in ``work`` from the policy weights of ``ckpt`` (a
+    checkpoint of ours): writes them as upstream's pretrained loading reads
+    them (``habitat_baselines.rl.ddppo.pretrained``, keys under
+    ``actor_critic.``), notes where they came from (``work/init_from.json``:
+    checkpoint, its run's steps and config) and returns the overrides."""
+    import torch
+
+    saved = torch.load(ckpt, map_location="cpu", weights_only=False)
+    weights = {"state_dict": {f"actor_critic.{k}": v for k, v in saved["state_dict"].items()}}
+    torch.save(weights, work / INIT_WEIGHTS)
+    source = {
+        "checkpoint": str(ckpt.resolve()),
+        "step": saved.get("extra_state", {}).get("step"),
+        "config": (ckpt.parent.parent / "config_name").read_text().strip()
+        if (ckpt.parent.parent / "config_name").exists()
+        else None,
+    }
+    (work / INIT_FROM).write_text(json.dumps(source, indent=1) + "\n")
+    return [
+        "habitat_baselines.rl.ddppo.pretrained=True",
+        f"habitat_baselines.rl.ddppo.pretrained_weights={work / INIT_WEIGHTS}",
+    ]
+
+
+def init_source(work: Path) -> Optional[Dict]:
+    """The run whose weights the run in ``work`` started from, if any."""
+    path = work / INIT_FROM
+    return json.loads(path.read_text()) if path.exists() else None
 
 
 def record_config(work: Path, config: str) -> None:
@@ -366,6 +424,12 @@ def main() -> None:
         help="with --evaluate-only: the checkpoint of the run in --work to evaluate "
         "(default: its last)",
     )
+    parser.add_argument(
+        "--init-from",
+        type=Path,
+        help="a new run starts from this checkpoint's policy weights (another run's: "
+        "a curriculum stage, other reward weights); the record names it",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--override", action="append", default=[], help="extra Hydra override (repeatable)"
@@ -385,6 +449,13 @@ def main() -> None:
         )
     if args.resume and args.evaluate_only:
         parser.error("--resume trains further: give --minutes or --steps, not --evaluate-only")
+    if args.init_from is not None and (
+        args.resume or args.evaluate_only or not args.init_from.is_file()
+    ):
+        parser.error(
+            f"--init-from {args.init_from}: must be a checkpoint file, for a new run "
+            "(not with --resume or --evaluate-only)"
+        )
     has_checkpoints = ckpt_dir.exists() and any(ckpt_dir.iterdir())
     if args.resume and not has_checkpoints:
         sys.exit(f"--resume: {ckpt_dir} holds no run to resume")
@@ -401,9 +472,11 @@ def main() -> None:
     tb = args.work / (f"tb_resumed_{session}" if session else "tb")
     train_log = args.work / (f"train_resumed_{session}.log" if session else "train.log")
     total = args.steps if args.steps is not None else 10**9
+    init = init_overrides(args.work, args.init_from) if args.init_from else []
     train_overrides = [
         *SCALED,
         *args.override,
+        *init,
         f"habitat.seed={args.seed}",
         f"habitat_baselines.total_num_steps={total}",
         "habitat_baselines.num_checkpoints=-1",
@@ -462,6 +535,7 @@ def main() -> None:
         "load_before": load_before,
         "load_after_train": load_after_train,
         "train": train,
+        "init_from": init_source(args.work),
         "curves": training_curves(args.work),
         "untrained": evaluate(args.work, "untrained", last, False, args),
         "trained": evaluate(args.work, "trained", last, True, args),

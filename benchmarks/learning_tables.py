@@ -76,7 +76,8 @@ def _skill_runs(all_records: List[Record]) -> List[Record]:
         runs,
         key=lambda r: (
             r["settings"]["config"],
-            r["systems"]["ver"].get("steps") or 0,
+            (r["systems"]["ver"].get("started_from_steps") or 0)
+            + (r["systems"]["ver"].get("steps") or 0),
             r["start"] or "",
         ),
     )
@@ -87,6 +88,14 @@ def _val_episodes(settings: Dict[str, Any]) -> str:
     episodes = num(settings.get("episodes"), "d")
     repeats = settings.get("evals_per_episode") or 1
     return episodes if repeats == 1 else f"{episodes} x {repeats}"
+
+
+def _steps(ver: Dict[str, Any]) -> str:
+    """The steps trained: ``N``, or ``M + N`` for a run that started from
+    another run's weights at its step M (its wall time is its own)."""
+    steps = num(ver.get("steps"), ",.0f")
+    before = ver.get("started_from_steps")
+    return steps if not before else f"{before:,} + {steps}"
 
 
 def skills_table(all_records: List[Record]) -> str:
@@ -100,7 +109,7 @@ def skills_table(all_records: List[Record]) -> str:
         rows.append(
             [
                 f"`{record['settings']['config']}`",
-                num(ver.get("steps"), ",.0f"),
+                _steps(ver),
                 num(wall and wall / 60, ".0f"),
                 metric or "",
                 num(ver["untrained"].get(metric) if metric else None, ".2f"),

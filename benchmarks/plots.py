@@ -99,7 +99,8 @@ def _newest_curves(all_records: List[Record]) -> List[Record]:
 
 def skill_curves_png(all_records: List[Record], path: Path) -> bool:
     """One panel per skill: its training success and episode return against
-    env steps, from its newest record with curves; False if there is none."""
+    env steps, from its newest record with curves (a dotted line where a run
+    started from another's weights took over); False if there is none."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -126,6 +127,11 @@ def skill_curves_png(all_records: List[Record], path: Path) -> bool:
         twin.set_ylabel("episode return", color="C1", fontsize=8)
         ax.set_xlabel("env steps (millions)", fontsize=8)
         ax.set_title(record["settings"]["config"].split("/")[-1], fontsize=9)
+        started = curves.get("started_from_step")
+        if started:
+            # A second stage, from the first's weights, with its own settings
+            # (hab_skill_learning.py --init-from): its returns differ in scale.
+            ax.axvline(started / 1e6, color="grey", linestyle=":", linewidth=1)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=80, metadata={"Software": None})
     return True

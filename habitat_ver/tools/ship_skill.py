@@ -30,6 +30,24 @@ from habitat_ver.tools.make_hab_dataset import EPISODES_SUBDIR
 
 # What the shipped file keeps of a training checkpoint.
 KEPT = ("state_dict", "config")
+# Overrides of a run that say where its files went and how long it ran, not
+# how it trained: left out of the provenance's recipe.
+RUN_KEYS = (
+    "checkpoint_folder",
+    "tensorboard_dir",
+    "log_file",
+    "pretrained",
+    "pretrained_weights",
+    "total_num_steps",
+    "num_checkpoints",
+    "checkpoint_interval",
+    "log_interval",
+)
+
+
+def recipe_overrides(overrides: List[str]) -> List[str]:
+    """The overrides of a training command that change what it trains."""
+    return [o for o in overrides if o.split("=", 1)[0].rsplit(".", 1)[-1] not in RUN_KEYS]
 
 
 def success_of(metrics: Dict[str, float]) -> Optional[float]:
@@ -68,7 +86,14 @@ def record(skill: str, source: str, shipped: str, result: Optional[Dict[str, Any
             val_success_untrained=success_of(result["untrained"]["metrics"]),
             val_success_trained=success_of(result["trained"]["metrics"]),
             wall_s=result["train"].get("wall_s"),
+            overrides=recipe_overrides(result.get("overrides", [])),
         )
+        first_stage = result.get("init_from")
+        if first_stage:
+            # A run started from another run's weights (hab_skill_learning.py
+            # --init-from): its steps and those of the run it started from.
+            entry["started_from"] = {"config": first_stage["config"], "steps": first_stage["step"]}
+            entry["steps_in_all"] = (entry["steps"] or 0) + (first_stage["step"] or 0)
     return entry
 
 

@@ -526,6 +526,67 @@ def test_a_learning_curve_is_binned_into_equal_step_ranges_at_their_mean_step():
     assert learning.binned([], 4) == []
 
 
+def test_a_run_started_from_another_runs_weights_loads_them_as_upstream_reads_them(tmp_path):
+    import torch
+
+    learning = _load("hab_skill_learning")
+    source = tmp_path / "close_cab"
+    (source / "ckpt").mkdir(parents=True)
+    learning.record_config(source, "rearrange/ver_close_cab")
+    weights = {"net.fc.weight": torch.arange(6.0).reshape(2, 3), "critic.fc.bias": torch.ones(1)}
+    ckpt = source / "ckpt" / "ckpt.157.pth"
+    torch.save({"state_dict": weights, "extra_state": {"step": 808960}}, ckpt)
+    work = tmp_path / "fine_tune"
+    work.mkdir()
+    assert learning.init_source(work) is None
+    overrides = learning.init_overrides(work, ckpt)
+    assert overrides == [
+        "habitat_baselines.rl.ddppo.pretrained=True",
+        f"habitat_baselines.rl.ddppo.pretrained_weights={work / learning.INIT_WEIGHTS}",
+    ]
+    # upstream's SingleAgentAccessMgr strips "actor_critic." from every key
+    stored = torch.load(work / learning.INIT_WEIGHTS, weights_only=True)["state_dict"]
+    loaded = {k[len("actor_critic.") :]: v for k, v in stored.items()}
+    assert loaded.keys() == weights.keys()
+    assert all(torch.equal(loaded[k], weights[k]) for k in weights)
+    assert learning.init_source(work) == {
+        "checkpoint": str(ckpt.resolve()),
+        "step": 808960,
+        "config": "rearrange/ver_close_cab",
+    }
+
+
+def test_the_curves_of_a_run_started_from_another_go_on_from_its_checkpoint(tmp_path, monkeypatch):
+    learning = _load("hab_skill_learning")
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first / "tb", first / "tb_resumed_1", second / "tb"):
+        folder.mkdir(parents=True)
+    scalars = {
+        str(first / "tb"): [(100.0, 0.0), (200.0, 0.1)],
+        # the first run went on past the checkpoint the second took
+        str(first / "tb_resumed_1"): [(300.0, 0.2), (400.0, 0.9)],
+        str(second / "tb"): [(50.0, 0.5), (100.0, 0.7)],
+    }
+    monkeypatch.setattr(
+        learning.run_logs,
+        "read_scalars",
+        lambda folder: {"metrics/art_obj_success": [(s, v, 0.0) for s, v in scalars[folder]]},
+    )
+    (second / learning.INIT_FROM).write_text(
+        json.dumps({"checkpoint": str(first / "ckpt" / "ckpt.3.pth"), "step": 300, "config": "c"})
+    )
+    series = learning.training_series(second)
+    assert sorted(series["metrics/art_obj_success"]) == [
+        (100.0, 0.0),
+        (200.0, 0.1),
+        (300.0, 0.2),
+        (350.0, 0.5),
+        (400.0, 0.7),
+    ]
+    assert learning.training_curves(second)["started_from_step"] == 300
+    assert learning.training_curves(first)["started_from_step"] is None
+
+
 def test_an_evaluation_log_is_reused_only_for_the_checkpoint_it_evaluated():
     learning = _load("hab_skill_learning")
     ckpt = Path("/runs/pick/ckpt/ckpt.60.pth")

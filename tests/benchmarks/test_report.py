@@ -146,6 +146,18 @@ def test_the_skill_table_says_how_often_each_episode_was_evaluated(tmp_path):
     assert row.split("|")[7].strip() == "10 x 5", row
 
 
+def test_a_run_started_from_another_runs_weights_shows_the_steps_of_both(tmp_path):
+    first = _skill_json("rearrange/ver_close_cab", "2026-01-01T10:00:00", 800_000, {}, {})
+    second = _skill_json("rearrange/ver_close_cab", "2026-01-02T10:00:00", 300_000, {}, {})
+    second["init_from"] = {"checkpoint": "/r/ckpt/ckpt.9.pth", "step": 808_960, "config": "x"}
+    for i, data in enumerate((second, first)):
+        (tmp_path / f"hab_skill_learning_close_cab_{i}.json").write_text(json.dumps(data))
+    found = records.load_all(tmp_path, raw=convert.raw_record)
+    rows = learning_tables.skills_table(found).splitlines()[2:]
+    # sorted by all the steps behind the weights: 800,000 < 808,960 + 300,000
+    assert [row.split("|")[2].strip() for row in rows] == ["800,000", "808,960 + 300,000"]
+
+
 def test_the_skill_detail_names_the_stage_a_skill_reaches(tmp_path):
     untrained = {"art_obj_success": 0.0, "art_obj_at_desired_state": 0.0}
     trained = {"art_obj_success": 0.0, "art_obj_at_desired_state": 0.2, "ee_to_rest_distance": 0.3}

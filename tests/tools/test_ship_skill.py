@@ -73,7 +73,37 @@ def test_the_shipped_file_keeps_the_weights_and_config_and_says_where_it_came_fr
     # The commit the weights were trained with, not the evaluation's.
     assert (entry["commit"], entry["val_episodes"]) == ("def456", 20)
     assert entry["val_evals_per_episode"] == 1
+    assert "started_from" not in entry
     assert shipped_skills.provenance() == {"close_cab": entry}
+
+
+def test_a_skill_trained_on_from_another_run_names_it_and_the_steps_of_both(tmp_path, shipped_dir):
+    source, result = tmp_path / "ckpt.3.pth", tmp_path / "result.json"
+    _training_checkpoint(source)
+    _result(result)
+    record = json.loads(result.read_text())
+    record["init_from"] = {
+        "checkpoint": "/runs/close_cab/ckpt/ckpt.157.pth",
+        "step": 808960,
+        "config": "rearrange/ver_close_cab",
+    }
+    record["overrides"] = [
+        "hab_profile=cpu",
+        "habitat.task.measurements.art_obj_reward.ee_dist_reward=10.0",
+        "habitat_baselines.rl.ddppo.pretrained=True",
+        "habitat_baselines.rl.ddppo.pretrained_weights=/runs/fine/init_weights.pth",
+        "habitat_baselines.checkpoint_folder=/runs/fine/ckpt",
+        "habitat_baselines.total_num_steps=1000000000",
+    ]
+    result.write_text(json.dumps(record))
+    entry = ship_skill.ship("close_cab", str(source), str(result))
+    assert entry["started_from"] == {"config": "rearrange/ver_close_cab", "steps": 808960}
+    assert entry["steps_in_all"] == 808960 + 4096
+    # what it trained with, not where its files went
+    assert entry["overrides"] == [
+        "hab_profile=cpu",
+        "habitat.task.measurements.art_obj_reward.ee_dist_reward=10.0",
+    ]
 
 
 def test_the_cpu_profile_reads_a_shipped_skill_and_the_users_own_run_of_the_others(
