@@ -67,6 +67,33 @@ def test_an_articulated_skill_on_the_cpu_reads_the_marker_and_needs_no_stop():
     assert paper.habitat.task.measurements.art_obj_success.must_call_stop is True
 
 
+@pytest.mark.parametrize("skill", ["close_cab", "open_cab"])
+def test_a_drawer_skill_on_the_cpu_reads_how_far_the_drawer_is_open(skill):
+    config = without_unread_cameras(
+        hab_profile.resolved_profile(get_config(f"rearrange/ver_{skill}", ["hab_profile=cpu"]))
+    )
+    shapes = {k: s.shape for k, s in observation_space_of(config).spaces.items()}
+    assert shapes["marker_js_no_vel"] == (1,) and shapes["marker_rel_pos"] == (3,)
+    dist = config.habitat_baselines.rl.policy.main_agent.action_dist
+    assert (dist.use_std_param, dist.log_std_init, dist.max_log_std) == (True, -1.0, 2)
+    paper = hab_profile.resolved_profile(
+        get_config(f"rearrange/ver_{skill}", ["hab_profile=paper"])
+    )
+    assert "marker_js_no_vel" not in paper.habitat.gym.obs_keys
+    paper_dist = paper.habitat_baselines.rl.policy.main_agent.action_dist
+    assert (paper_dist.use_std_param, paper_dist.log_std_init) == (False, 0.0)
+
+
+def test_close_drawer_on_the_cpu_pays_the_arms_way_back_to_rest_as_habitat_labs_default():
+    def rest_reward(profile):
+        config = get_config("rearrange/ver_close_cab", [f"hab_profile={profile}"])
+        return hab_profile.resolved_profile(config).habitat.task.measurements.art_obj_reward
+
+    # habitat-lab's close skills set 1; its measure's default is 10
+    assert rest_reward("paper").ee_dist_reward == 1.0
+    assert rest_reward("cpu").ee_dist_reward == 10.0
+
+
 def test_an_unknown_profile_is_named_with_the_allowed_ones():
     with pytest.raises(
         ConfigError, match=r"hab_profile='gpu' is not allowed; allowed: auto, paper, cpu"
