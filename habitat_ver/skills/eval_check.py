@@ -29,13 +29,14 @@ def _same_box(a: spaces.Box, b: spaces.Box) -> bool:
     return a.shape == b.shape and np.array_equal(a.low, b.low) and np.array_equal(a.high, b.high)
 
 
-# The CPU profile's open/close skills find the handle by this observation,
-# which only habitat-lab's articulated-object tasks produce.
-MARKER = "marker_rel_pos"
+# The CPU profile's open/close skills find the handle (and the drawers see how
+# far the drawer is open) by these observations, which only habitat-lab's
+# articulated-object tasks produce.
+MARKERS = ("marker_rel_pos", "marker_js_no_vel")
 CPU_ART_SKILLS = (
-    f"{PROFILE_KEY}: the CPU profile's open/close skills read {MARKER!r}, which "
-    "the TP-SRL task does not produce; evaluate them with the paper's skills "
-    f"({PROFILE_KEY}=paper and their checkpoints)"
+    f"{PROFILE_KEY}: the CPU profile's open/close skills read {MARKERS[0]!r} (the "
+    f"drawers also {MARKERS[1]!r}), which the TP-SRL task does not produce; evaluate "
+    f"them with the paper's skills ({PROFILE_KEY}=paper and their checkpoints)"
 )
 
 
@@ -124,7 +125,8 @@ def check_hab_eval(config: Any, agent: str = "main_agent") -> Dict[str, Any]:
                 f"{where}: {train_name} has rl.ppo.hidden_size="
                 f"{train.habitat_baselines.rl.ppo.hidden_size}, the evaluation {hidden}"
             )
-    if any(MARKER in problem for problem in problems) and _in_cpu_profile(config):
+    missing_marker = any(m in problem for m in MARKERS for problem in problems)
+    if missing_marker and _in_cpu_profile(config):
         problems.append(CPU_ART_SKILLS)
     if problems:
         raise HabConfigError("\n".join(problems))

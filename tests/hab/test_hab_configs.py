@@ -108,6 +108,7 @@ def test_set_table_in_the_cpu_profile_says_its_open_skills_need_the_papers():
         "open_fridge",
     ]
     assert lines[-1].startswith("hab_profile: the CPU profile's open/close skills read")
+    assert "'marker_rel_pos' (the drawers also 'marker_js_no_vel')" in lines[-1]
 
 
 def test_the_learned_pick_config_loads_the_pick_alone_with_the_oracle_elsewhere():
