@@ -20,6 +20,7 @@ import torch
 
 from habitat_ver.common import noise_filter
 from habitat_ver.config import shipped_skills
+from habitat_ver.system.stop_signals import sigint_as_in_a_terminal
 from habitat_ver.tools import hab_scene
 from habitat_ver.tools import make_hab_dataset as tool
 from habitat_ver.trainers.eval_header import counted_line
@@ -224,6 +225,9 @@ def test_make_hab_dataset_interrupted_then_run_again_goes_on_and_makes_the_same_
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as in a terminal, also when the tests run as a background job
+        # (which starts them with SIGINT ignored)
+        preexec_fn=sigint_as_in_a_terminal,
     )
     deadline = time.monotonic() + 900
     while not list(progress.glob("*.json.gz")) and first.poll() is None:

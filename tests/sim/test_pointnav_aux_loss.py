@@ -46,5 +46,8 @@ def test_the_upstream_override_trains_cpca_under_ver_on_pointnav(pointnav_data, 
     )
     assert done.returncode == 0, done.stderr[-4000:]
     losses = tensorboard_scalars(tmp_path / "tb")["learner/aux/cpca/loss"]
-    assert len(losses) == 3 and all(math.isfinite(v) and v > 0 for v in losses)
+    # An update's loss is 0 when its batch holds no step with a future inside
+    # the same episode (a random policy calls STOP every fourth step or so).
+    assert len(losses) == 3 and all(math.isfinite(v) and v >= 0 for v in losses)
+    assert sum(losses) > 0
     assert "learner/aux/cpca/loss" in (tmp_path / "train.log").read_text()
