@@ -85,6 +85,22 @@ def ignore_stop_signals() -> None:
         signal.signal(signum, signal.SIG_IGN)
 
 
+def raised_by_ctrl_c(error: BaseException) -> bool:
+    """Whether ``error`` is, or was raised while handling, a KeyboardInterrupt.
+
+    Ctrl-C raises KeyboardInterrupt wherever Python is; inside a library's
+    cleanup (OmegaConf's ``flag_override`` restoring its flags, say) another
+    error can replace it, with the KeyboardInterrupt as its context."""
+    seen = set()
+    current: Any = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def sigint_as_in_a_terminal() -> None:
     """``preexec_fn`` of a run that its starter stops as Ctrl-C in a terminal
     would (a test, a benchmark's time budget).

@@ -62,6 +62,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 from habitat_ver.common.atomic import folder_written_whole, write_atomically
+from habitat_ver.system.stop_signals import raised_by_ctrl_c
 from habitat_ver.tools import hab_scene
 from habitat_ver.tools.hab_episode_specs import DATASETS, OBJECTS, RECEPTACLE_SETS, DatasetSpec
 from habitat_ver.tools.tool_log import output_to_log
@@ -615,18 +616,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except GenerationError as error:
         print(f"{COMMAND}: error: {error}; see {log_path(args.out)}", file=sys.stderr)
         return 1
+    except Exception as error:
+        # Ctrl-C inside a library can come out as another error
+        if not raised_by_ctrl_c(error):
+            raise
+        return interrupted(args.out)
     except KeyboardInterrupt:
-        print(
-            f"{COMMAND}: interrupted; {episodes_dir(args.out)} is as it was, and the episode "
-            f"files made so far are kept in {progress_dir(args.out)}: run the same command "
-            "again to go on from them",
-            file=sys.stderr,
-        )
-        return 130
+        return interrupted(args.out)
     folder = episodes_dir(args.out)
     held = len(glob.glob(os.path.join(glob.escape(folder), "*", "*.json.gz")))
     print(f"{len(files)} episode files written, {held} in all under {folder}")
     return 0
+
+
+def interrupted(out: str) -> int:
+    """Say what a Ctrl-C left and how to go on; the exit status."""
+    print(
+        f"{COMMAND}: interrupted; {episodes_dir(out)} is as it was, and the episode "
+        f"files made so far are kept in {progress_dir(out)}: run the same command "
+        "again to go on from them",
+        file=sys.stderr,
+    )
+    return 130
 
 
 def log_path(out: str) -> str:
