@@ -268,15 +268,14 @@ def init_overrides(work: Path, ckpt: Path) -> List[str]:
 
     saved = torch.load(ckpt, map_location="cpu", weights_only=False)
     weights = {"state_dict": {f"actor_critic.{k}": v for k, v in saved["state_dict"].items()}}
-    torch.save(weights, work / INIT_WEIGHTS)
+    write_atomically(str(work / INIT_WEIGHTS), lambda f: torch.save(weights, f))
     source = {
         "checkpoint": str(ckpt.resolve()),
         "step": saved.get("extra_state", {}).get("step"),
-        "config": (ckpt.parent.parent / "config_name").read_text().strip()
-        if (ckpt.parent.parent / "config_name").exists()
-        else None,
+        "config": recorded_config(ckpt.parent.parent),
     }
-    (work / INIT_FROM).write_text(json.dumps(source, indent=1) + "\n")
+    text = (json.dumps(source, indent=1) + "\n").encode()
+    write_atomically(str(work / INIT_FROM), lambda f: f.write(text))
     return [
         "habitat_baselines.rl.ddppo.pretrained=True",
         f"habitat_baselines.rl.ddppo.pretrained_weights={work / INIT_WEIGHTS}",
@@ -294,14 +293,17 @@ def record_config(work: Path, config: str) -> None:
     (work / "config_name").write_text(config + "\n")
 
 
+def recorded_config(work: Path) -> Optional[str]:
+    """The config the run in ``work`` trains (:func:`record_config`), if recorded."""
+    recorded = work / "config_name"
+    return recorded.read_text().strip() if recorded.exists() else None
+
+
 def config_mismatch(work: Path, config: str) -> Optional[str]:
     """The error line when the run recorded in ``work`` trains another config
     than ``config``, else None (also for a run that recorded none)."""
-    recorded = work / "config_name"
-    if not recorded.exists():
-        return None
-    trained = recorded.read_text().strip()
-    if trained == config:
+    trained = recorded_config(work)
+    if trained is None or trained == config:
         return None
     return f"--config {config}: the run in {work} trains {trained}; pass --config {trained}"
 
