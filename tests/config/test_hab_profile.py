@@ -94,6 +94,20 @@ def test_close_drawer_on_the_cpu_pays_the_arms_way_back_to_rest_as_habitat_labs_
     assert rest_reward("cpu").ee_dist_reward == 10.0
 
 
+def test_open_drawer_on_the_cpu_lets_go_of_a_handle_pulled_too_far_as_tp_srl_does():
+    def task(name, profile):
+        config = get_config(name, [f"hab_profile={profile}"])
+        return hab_profile.resolved_profile(config).habitat.task
+
+    def on_violation(t):
+        return (t.constraint_violation_ends_episode, t.constraint_violation_drops_object)
+
+    # habitat-lab's open_cab ends the episode; its multi-skill tasks drop the handle
+    assert on_violation(task("rearrange/ver_open_cab", "paper")) == (True, False)
+    assert on_violation(task("rearrange/ver_open_cab", "cpu")) == (False, True)
+    assert on_violation(task("hab/tidy_house_nonav", "cpu")) == (False, True)
+
+
 def test_an_unknown_profile_is_named_with_the_allowed_ones():
     with pytest.raises(
         ConfigError, match=r"hab_profile='gpu' is not allowed; allowed: auto, paper, cpu"
