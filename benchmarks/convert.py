@@ -94,8 +94,9 @@ def from_skill_learning(raw: Dict[str, Any]) -> Record:
         system["cores_used"] = cpu.get("cores_used")
     source = raw.get("init_from")
     if source:
-        # Trained on from another run's weights (--init-from): that run's steps.
-        system["started_from_steps"] = source.get("step")
+        # Trained on from another run's weights (--init-from): the steps behind
+        # them, over every stage (records before stages chained: the checkpoint's).
+        system["started_from_steps"] = source.get("steps_in_all", source.get("step"))
     provenance = _provenance(
         {**raw, "started": raw.get("date", "").replace("T", " ") or None}, raw.get("cpus")
     )

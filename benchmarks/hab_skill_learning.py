@@ -214,13 +214,13 @@ def training_series(work: Path) -> Dict[str, List[Tuple[float, float]]]:
     """``(step, value)`` points of the success and return tags over every
     session of the run in ``work`` (``tb``, ``tb_resumed_<n>``).  A run
     started from another run's weights (``--init-from``) begins with that
-    run's points up to the checkpoint it took, and its own steps count on
-    from there."""
+    run's points up to the checkpoint it took (its own first stages' too),
+    and its own steps count on from there."""
     series: Dict[str, List[Tuple[float, float]]] = {}
     offset = 0.0
     source = init_source(work)
     if source and source.get("step") is not None:
-        offset = float(source["step"])
+        offset = float(source["steps_in_all"])
         for tag, points in training_series(Path(source["checkpoint"]).parent.parent).items():
             series[tag] = [(step, value) for step, value in points if step <= offset]
     for folder in [work / "tb", *sorted(work.glob("tb_resumed_*"))]:
@@ -246,7 +246,7 @@ def training_curves(work: Path) -> Dict[str, Any]:
         "success_metric": success and success.split("/", 1)[1],
         "success": binned(sorted(series[success]), CURVE_BINS) if success else [],
         "return": binned(sorted(series.get(RETURN_TAG, [])), CURVE_BINS),
-        "started_from_step": source and source.get("step"),
+        "started_from_step": source and source.get("steps_in_all"),
     }
 
 
@@ -283,9 +283,17 @@ def init_overrides(work: Path, ckpt: Path) -> List[str]:
 
 
 def init_source(work: Path) -> Optional[Dict]:
-    """The run whose weights the run in ``work`` started from, if any."""
+    """The run whose weights the run in ``work`` started from, if any, with
+    ``steps_in_all``: the steps behind those weights over every stage (the
+    checkpoint's own, and those of the run it started from in turn, where
+    that run's folder is still there)."""
     path = work / INIT_FROM
-    return json.loads(path.read_text()) if path.exists() else None
+    if not path.exists():
+        return None
+    source = dict(json.loads(path.read_text()))
+    earlier = init_source(Path(source["checkpoint"]).parent.parent)
+    source["steps_in_all"] = (source.get("step") or 0) + (earlier["steps_in_all"] if earlier else 0)
+    return source
 
 
 def record_config(work: Path, config: str) -> None:

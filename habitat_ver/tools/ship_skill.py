@@ -92,8 +92,10 @@ def record(skill: str, source: str, shipped: str, result: Optional[Dict[str, Any
         if first_stage:
             # A run started from another run's weights (hab_skill_learning.py
             # --init-from): its steps and those of the run it started from.
-            entry["started_from"] = {"config": first_stage["config"], "steps": first_stage["step"]}
-            entry["steps_in_all"] = (entry["steps"] or 0) + (first_stage["step"] or 0)
+            # Its steps count every stage behind the weights it started from.
+            before = first_stage.get("steps_in_all", first_stage["step"])
+            entry["started_from"] = {"config": first_stage["config"], "steps": before}
+            entry["steps_in_all"] = (entry["steps"] or 0) + (before or 0)
     return entry
 
 

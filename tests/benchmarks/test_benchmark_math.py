@@ -553,6 +553,7 @@ def test_a_run_started_from_another_runs_weights_loads_them_as_upstream_reads_th
         "checkpoint": str(ckpt.resolve()),
         "step": 808960,
         "config": "rearrange/ver_close_cab",
+        "steps_in_all": 808960,  # the source run started from nothing
     }
 
 
@@ -585,6 +586,42 @@ def test_the_curves_of_a_run_started_from_another_go_on_from_its_checkpoint(tmp_
     ]
     assert learning.training_curves(second)["started_from_step"] == 300
     assert learning.training_curves(first)["started_from_step"] is None
+
+
+def test_a_third_stage_counts_the_steps_of_both_stages_before_it(tmp_path, monkeypatch):
+    learning = _load("hab_skill_learning")
+    first, second, third = tmp_path / "first", tmp_path / "second", tmp_path / "third"
+    for folder in (first / "tb", second / "tb", third / "tb"):
+        folder.mkdir(parents=True)
+    scalars = {
+        str(first / "tb"): [(100.0, 0.0), (200.0, 0.1), (300.0, 0.9)],
+        str(second / "tb"): [(20.0, 0.2), (40.0, 0.3), (60.0, 0.8)],
+        str(third / "tb"): [(10.0, 0.4)],
+    }
+    monkeypatch.setattr(
+        learning.run_logs,
+        "read_scalars",
+        lambda folder: {"metrics/art_obj_success": [(s, v, 0.0) for s, v in scalars[folder]]},
+    )
+
+    def started_from(work, source, step):
+        text = json.dumps({"checkpoint": str(source / "ckpt" / "ckpt.1.pth"), "step": step})
+        (work / learning.INIT_FROM).write_text(text)
+
+    started_from(second, first, 200)  # the second stage took the first's step 200
+    started_from(third, second, 40)  # the third took the second's step 40: 240 in all
+    assert learning.init_source(third)["steps_in_all"] == 240
+    assert sorted(learning.training_series(third)["metrics/art_obj_success"]) == [
+        (100.0, 0.0),
+        (200.0, 0.1),
+        (220.0, 0.2),
+        (240.0, 0.3),
+        (250.0, 0.4),
+    ]
+    assert learning.training_curves(third)["started_from_step"] == 240
+    # the second stage's folder gone: only the checkpoint's own steps are known
+    (second / learning.INIT_FROM).unlink()
+    assert learning.init_source(third)["steps_in_all"] == 40
 
 
 def test_an_evaluation_log_is_reused_only_for_the_checkpoint_it_evaluated():

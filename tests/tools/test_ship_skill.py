@@ -106,6 +106,25 @@ def test_a_skill_trained_on_from_another_run_names_it_and_the_steps_of_both(tmp_
     ]
 
 
+def test_a_skill_of_a_third_stage_counts_the_steps_of_every_stage(tmp_path, shipped_dir):
+    source, result = tmp_path / "ckpt.3.pth", tmp_path / "result.json"
+    _training_checkpoint(source)
+    _result(result)
+    record = json.loads(result.read_text())
+    # its weights came from a second stage's step 220,160, which had started
+    # from a first stage's step 547,840
+    record["init_from"] = {
+        "checkpoint": "/runs/second/ckpt/ckpt.42.pth",
+        "step": 220160,
+        "config": "rearrange/ver_close_cab",
+        "steps_in_all": 547840 + 220160,
+    }
+    result.write_text(json.dumps(record))
+    entry = ship_skill.ship("close_cab", str(source), str(result))
+    assert entry["started_from"] == {"config": "rearrange/ver_close_cab", "steps": 768000}
+    assert entry["steps_in_all"] == 768000 + 4096
+
+
 def test_the_cpu_profile_reads_a_shipped_skill_and_the_users_own_run_of_the_others(
     shipped_dir,
 ):
