@@ -184,6 +184,18 @@ def hab_data_made(ran: Ran, folder: Path) -> None:
     assert len(scenes) == sum(HAB_ARRANGEMENTS), scenes
 
 
+def drawer_episodes_made(ran: Ran, folder: Path) -> None:
+    from habitat_ver.tools import make_hab_dataset as tool
+
+    # only the open/close drawer episodes, in the folder asked for
+    root = folder / "drawer200" / tool.EPISODES_SUBDIR
+    for split, count in (("train", HAB_TRAIN), ("val", HAB_VAL)):
+        files = sorted(p.name for p in (root / split).glob("*.json.gz"))
+        assert files == ["in_drawer_1k_100.json.gz"], files
+        episodes = json.loads(gzip.decompress((root / split / files[0]).read_bytes()))
+        assert len(episodes["episodes"]) == count, split
+
+
 def ver_policy_checkpoint(ran: Ran, folder: Path) -> None:
     latest = _load(folder / "outputs" / "rearrange" / "ver_pick" / "checkpoints" / "latest.pth")
     policy = latest["config"]["habitat_baselines"]["rl"]["policy"]["main_agent"]["name"]
@@ -449,6 +461,11 @@ TABLE: Dict[str, Row] = {
     ),
     # README.md, docs/HAB.md: HAB skills and TP-SRL
     HAB_DATA_COMMAND: Run(HAB_DATA_BUDGET, hab_data_made, "hab", needs=("hab_run_dir",), sim=True),
+    # docs/HAB.md: more train episodes for open drawer, where data/ was made (the
+    # budget's counts win)
+    f"{HAB_DATA_COMMAND} --out drawer200 --only in_drawer_1k_100 --episodes 200 10": Run(
+        HAB_DATA_BUDGET, drawer_episodes_made, "hab", needs=("hab_run_dir",), sim=True
+    ),
     VER_PICK_COMMAND: Run(
         ONE_UPDATE,
         trained("rearrange/ver_pick", more=ver_policy_checkpoint),
