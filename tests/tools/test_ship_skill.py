@@ -36,7 +36,8 @@ def _training_checkpoint(path):
     save_checkpoint_file(state, str(path))
 
 
-def _result(path):
+def _result(path, **more):
+    """A hab_skill_learning result record at ``path``, with ``more`` fields."""
     record = {
         "config": "rearrange/ver_close_cab",
         "git_sha": "abc123",  # the evaluation's code
@@ -45,6 +46,7 @@ def _result(path):
         "train": {"wall_s": 1500.0, "commit": "def456"},
         "untrained": {"metrics": {"art_obj_success": 0.0, "num_steps": 200.0}},
         "trained": {"metrics": {"art_obj_success": 0.35, "art_obj_reward": 3.1}},
+        **more,
     }
     path.write_text(json.dumps(record))
 
@@ -80,14 +82,12 @@ def test_the_shipped_file_keeps_the_weights_and_config_and_says_where_it_came_fr
 def test_a_skill_trained_on_from_another_run_names_it_and_the_steps_of_both(tmp_path, shipped_dir):
     source, result = tmp_path / "ckpt.3.pth", tmp_path / "result.json"
     _training_checkpoint(source)
-    _result(result)
-    record = json.loads(result.read_text())
-    record["init_from"] = {
+    init_from = {
         "checkpoint": "/runs/close_cab/ckpt/ckpt.157.pth",
         "step": 808960,
         "config": "rearrange/ver_close_cab",
     }
-    record["overrides"] = [
+    overrides = [
         "hab_profile=cpu",
         "habitat.task.measurements.art_obj_reward.ee_dist_reward=10.0",
         "habitat_baselines.rl.ddppo.pretrained=True",
@@ -95,7 +95,7 @@ def test_a_skill_trained_on_from_another_run_names_it_and_the_steps_of_both(tmp_
         "habitat_baselines.checkpoint_folder=/runs/fine/ckpt",
         "habitat_baselines.total_num_steps=1000000000",
     ]
-    result.write_text(json.dumps(record))
+    _result(result, init_from=init_from, overrides=overrides)
     entry = ship_skill.ship("close_cab", str(source), str(result))
     assert entry["started_from"] == {"config": "rearrange/ver_close_cab", "steps": 808960}
     assert entry["steps_in_all"] == 808960 + 4096
@@ -109,17 +109,15 @@ def test_a_skill_trained_on_from_another_run_names_it_and_the_steps_of_both(tmp_
 def test_a_skill_of_a_third_stage_counts_the_steps_of_every_stage(tmp_path, shipped_dir):
     source, result = tmp_path / "ckpt.3.pth", tmp_path / "result.json"
     _training_checkpoint(source)
-    _result(result)
-    record = json.loads(result.read_text())
     # its weights came from a second stage's step 220,160, which had started
     # from a first stage's step 547,840
-    record["init_from"] = {
+    init_from = {
         "checkpoint": "/runs/second/ckpt/ckpt.42.pth",
         "step": 220160,
         "config": "rearrange/ver_close_cab",
         "steps_in_all": 547840 + 220160,
     }
-    result.write_text(json.dumps(record))
+    _result(result, init_from=init_from)
     entry = ship_skill.ship("close_cab", str(source), str(result))
     assert entry["started_from"] == {"config": "rearrange/ver_close_cab", "steps": 768000}
     assert entry["steps_in_all"] == 768000 + 4096
