@@ -318,7 +318,8 @@ def generate(
                 f"{spec.name} {split}: {len(episodes)} of {count} episodes on "
                 f"{len(scenes[split])} arrangement(s) ({dropped} dropped)"
             )
-            texts[split] = _dataset_json(episodes)
+            # The data folder the scenes are in.
+            texts[split] = _dataset_json(episodes, os.path.dirname(os.path.normpath(scene_dir)))
     return texts
 
 
@@ -341,10 +342,25 @@ def _scene_episodes(gen: Any, count: int) -> Tuple[List[Any], int]:
     return kept, dropped
 
 
-def _dataset_json(episodes: List[Any]) -> str:
+def _dataset_json(episodes: List[Any], out: str) -> str:
+    """The episodes as habitat-lab's rearrange dataset JSON.
+
+    habitat-lab's dataset writes its physics settings to
+    ``data/default.physics_config.json`` under the working directory when
+    that file is missing, and fails where there is no ``data`` folder; the
+    file goes into ``out`` instead (the same file when ``out`` is ``data``).
+    """
+    import habitat.datasets.utils as habitat_dataset_utils
     from habitat.datasets.rearrange.rearrange_dataset import RearrangeDatasetV0
 
-    dataset = RearrangeDatasetV0()
+    default = habitat_dataset_utils.DEFAULT_PHYSICS_CONFIG_PATH
+    habitat_dataset_utils.DEFAULT_PHYSICS_CONFIG_PATH = os.path.join(
+        out, os.path.basename(default)
+    )
+    try:
+        dataset = RearrangeDatasetV0()
+    finally:
+        habitat_dataset_utils.DEFAULT_PHYSICS_CONFIG_PATH = default
     dataset.episodes = episodes
     return dataset.to_json()
 

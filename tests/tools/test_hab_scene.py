@@ -348,3 +348,20 @@ def test_only_carries_the_other_episode_files_whose_scenes_are_still_made(tmp_pa
     assert said[1].startswith("dropped val/old.json.gz: its episodes are on hab_ver_gone,")
     # A folder not made yet carries nothing.
     assert tool._other_files(str(tmp_path / "absent"), [made_now], ["hab_ver_a"], said.append) == []
+
+
+def test_episodes_are_written_from_a_folder_without_data(tmp_path, monkeypatch):
+    # habitat-lab's dataset writes its physics settings to data/ under the
+    # working directory and fails where there is none; the tool puts them
+    # into the folder it makes.
+    import habitat.datasets.utils as habitat_dataset_utils
+
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(tmp_path)
+    text = tool._dataset_json([], str(out))
+    assert json.loads(text)["episodes"] == []
+    physics = json.loads((out / "default.physics_config.json").read_text())
+    assert physics["physics_simulator"] == "bullet" and physics["timestep"] == 0.008
+    assert not (tmp_path / "data").exists()
+    assert habitat_dataset_utils.DEFAULT_PHYSICS_CONFIG_PATH == "data/default.physics_config.json"
