@@ -89,13 +89,22 @@ def register_all() -> None:
 def _register_habitat_classes() -> None:
     """Classes that go into habitat-lab's own registry (not baselines')."""
     from habitat.core.registry import registry
+    from hydra.core.config_store import ConfigStore
 
     from habitat_ver.envs.no_episodes import DATASET_NAME, NoEpisodesDataset
+    from habitat_ver.skills import markers
     from habitat_ver.skills.geodesic import TargetGoalGeodesicSensor, TargetStartGeodesicSensor
 
     _register(registry.mapping["dataset"], "dataset", DATASET_NAME, NoEpisodesDataset)
-    for sensor in (TargetStartGeodesicSensor, TargetGoalGeodesicSensor):
+    for sensor in (TargetStartGeodesicSensor, TargetGoalGeodesicSensor, markers.VERMarkersSensor):
         _register(registry.mapping["sensor"], "sensor", sensor.__name__, sensor)
+    # In habitat-lab's group of lab sensor configs, as its own sensors are.
+    ConfigStore.instance().store(
+        package=f"habitat.task.lab_sensors.{markers.CONFIG_NAME}",
+        group="habitat/task/lab_sensors",
+        name=markers.CONFIG_NAME,
+        node=markers.VERMarkersSensorConfig,
+    )
 
 
 def _register_preemption_rules() -> None:

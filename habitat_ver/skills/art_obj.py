@@ -3,12 +3,139 @@
 Upstream's ``ArtObjSkillPolicy`` behaviour (done once the arm left its start
 zone and is back at rest with nothing held), built by
 :class:`~habitat_ver.skills.loading.VERSkillLoader`.
+
+A skill trained on habitat-lab's single-marker inputs (``marker_rel_pos``,
+``marker_js_no_vel``: the CPU profile's) gets them in a TP-SRL task from the
+``ver_markers`` sensor (:mod:`habitat_ver.skills.markers`): the row of the
+marker the plan step names first (``open_cab(cab_push_point_5, bowl_target|0,
+robot_0)``).  Where the evaluation produces those inputs itself (the skill's
+own task), they are read as they are.
 """
 
+from typing import Any, Dict, List, NamedTuple, Optional
+
+import gym.spaces as spaces
+import numpy as np
+import torch
+from habitat.tasks.rearrange.sub_tasks.articulated_object_sensors import (
+    ArtJointSensorNoVel,
+    MarkerRelPosSensor,
+)
+from habitat_baselines.common.tensor_dict import TensorDict
 from habitat_baselines.rl.hrl.skills.art_obj import ArtObjSkillPolicy
 
+from habitat_ver.skills import markers
 from habitat_ver.skills.loading import VERSkillLoader
+
+_BOUND = np.finfo(np.float32).max
+# The single-marker inputs the skill can be given from its marker's row, with
+# habitat-lab's spaces for them.
+FROM_ROW = {
+    MarkerRelPosSensor.cls_uuid: (markers.POSITION, spaces.Box(-_BOUND, _BOUND, (3,), np.float32)),
+    ArtJointSensorNoVel.cls_uuid: (markers.JOINT, spaces.Box(0.0, 1.0, (1,), np.float32)),
+}
+SENSOR_HINT = (
+    f"add our markers sensor, `- /habitat/task/lab_sensors@habitat.task.lab_sensors."
+    f"{markers.CONFIG_NAME}: {markers.CONFIG_NAME}` in the config's defaults, and "
+    f"{markers.UUID!r} to habitat.gym.obs_keys (as hab/set_table)"
+)
+
+
+class ArtObjArgs(NamedTuple):
+    """A plan step's arguments: the marker to pull and the target's index."""
+
+    marker: str
+    obj_idx: int
+
+
+def markers_of(full_config: Any) -> List[str]:
+    """The markers the evaluation's ``ver_markers`` sensor reports, in row order
+    ([] without that sensor)."""
+    sensors = full_config.habitat.task.lab_sensors
+    found = [s for s in sensors.values() if s.type == markers.VERMarkersSensor.__name__]
+    return list(found[0].markers) if found else []
 
 
 class VERArtObjSkill(VERSkillLoader, ArtObjSkillPolicy):
     """Articulated-object skill loading a ``VERPolicy`` checkpoint."""
+
+    # Set by from_config: the inputs built from the marker rows, and the rows' order.
+    _from_row: List[str] = []
+    _marker_names: List[str] = []
+
+    @classmethod
+    def _built_inputs(cls, observation_space: spaces.Dict, obs_keys: List[str]) -> List[str]:
+        return [k for k in obs_keys if k in FROM_ROW and k not in observation_space.spaces]
+
+    @classmethod
+    def skill_observation_space(
+        cls, config: Any, observation_space: spaces.Dict, obs_keys: List[str]
+    ) -> spaces.Dict:
+        built = cls._built_inputs(observation_space, obs_keys)
+        if built and markers.UUID not in observation_space.spaces:
+            raise ValueError(
+                f"skill {config.skill_name} reads {built}, which the evaluation does not "
+                f"produce; {SENSOR_HINT}"
+            )
+        others = super().skill_observation_space(
+            config, observation_space, [k for k in obs_keys if k not in built]
+        )
+        selected: Dict[str, spaces.Space] = dict(others.spaces)
+        selected.update({k: FROM_ROW[k][1] for k in built})
+        return spaces.Dict(selected)
+
+    @classmethod
+    def from_config(  # type: ignore[override]
+        cls,
+        config,
+        observation_space,
+        action_space,
+        batch_size,
+        full_config,
+        skill_key: Optional[str] = None,
+    ):
+        skill = super().from_config(
+            config, observation_space, action_space, batch_size, full_config, skill_key
+        )
+        skill._from_row = cls._built_inputs(
+            observation_space, list(skill._filtered_obs_space.spaces)
+        )
+        skill._marker_names = markers_of(full_config)
+        return skill
+
+    @property
+    def required_obs_keys(self) -> List[str]:
+        keys = [k for k in super().required_obs_keys if k not in self._from_row]
+        return keys + [markers.UUID] if self._from_row else keys
+
+    def _parse_skill_arg(self, skill_name: str, skill_arg) -> ArtObjArgs:
+        # skill_arg: the plan step's arguments, a list (upstream annotates it str).
+        marker = skill_arg[0]
+        if self._from_row and marker not in self._marker_names:
+            raise ValueError(
+                f"{skill_name}({', '.join(skill_arg)}): marker {marker!r} is not among "
+                f"the {markers.UUID} sensor's markers {self._marker_names} "
+                f"(habitat.task.lab_sensors.{markers.CONFIG_NAME}.markers)"
+            )
+        return ArtObjArgs(marker, super()._parse_skill_arg(skill_name, skill_arg))
+
+    def _get_multi_sensor_index(self, batch_idx: List[int]) -> List[int]:
+        return [self._cur_skill_args[i].obj_idx for i in batch_idx]
+
+    def marker_rows(self, observations, cur_batch_idx: List[int]) -> torch.Tensor:
+        """Each env's current marker row of ``ver_markers``.  ``[B, 4]``."""
+        rows = []
+        for i, env_i in enumerate(cur_batch_idx):
+            row = self._marker_names.index(self._cur_skill_args[env_i].marker)
+            rows.append(observations[markers.UUID][i].view(-1, markers.ROW)[row])
+        return torch.stack(rows)
+
+    def _get_filtered_obs(self, observations, cur_batch_idx) -> TensorDict:
+        filtered = TensorDict(
+            {k: observations[k] for k in self._filtered_obs_space.spaces if k not in self._from_row}
+        )
+        if self._from_row:
+            rows = self.marker_rows(observations, cur_batch_idx)
+            for k in self._from_row:
+                filtered[k] = rows[:, FROM_ROW[k][0]]
+        return filtered

@@ -14,7 +14,7 @@ import numpy as np
 from habitat.gym.gym_wrapper import create_action_space
 
 from habitat_ver.config.compose import get_config
-from habitat_ver.config.hab_profile import PROFILE_KEY, profile_in_effect, profile_of
+from habitat_ver.config.hab_profile import PROFILE_KEY, profile_of
 from habitat_ver.config.hab_validate import (
     HabConfigError,
     action_space_of,
@@ -27,17 +27,6 @@ from habitat_ver.skills.registry import SKILLS
 
 def _same_box(a: spaces.Box, b: spaces.Box) -> bool:
     return a.shape == b.shape and np.array_equal(a.low, b.low) and np.array_equal(a.high, b.high)
-
-
-# The CPU profile's open/close skills find the handle (and the drawers see how
-# far the drawer is open) by these observations, which only habitat-lab's
-# articulated-object tasks produce.
-MARKERS = ("marker_rel_pos", "marker_js_no_vel")
-CPU_ART_SKILLS = (
-    f"{PROFILE_KEY}: the CPU profile's open/close skills read {MARKERS[0]!r} (the "
-    f"drawers also {MARKERS[1]!r}), which the TP-SRL task does not produce; evaluate "
-    f"them with the paper's skills ({PROFILE_KEY}=paper and their checkpoints)"
-)
 
 
 def _same_profile(config: Any) -> List[str]:
@@ -125,14 +114,6 @@ def check_hab_eval(config: Any, agent: str = "main_agent") -> Dict[str, Any]:
                 f"{where}: {train_name} has rl.ppo.hidden_size="
                 f"{train.habitat_baselines.rl.ppo.hidden_size}, the evaluation {hidden}"
             )
-    missing_marker = any(m in problem for m in MARKERS for problem in problems)
-    if missing_marker and _in_cpu_profile(config):
-        problems.append(CPU_ART_SKILLS)
     if problems:
         raise HabConfigError("\n".join(problems))
     return checked
-
-
-def _in_cpu_profile(config: Any) -> bool:
-    profile = profile_of(config)
-    return profile is not None and profile_in_effect(profile) == "cpu"

@@ -37,11 +37,13 @@ METHODS = {
     "_nonav": "TP-SRL(NoNav)",
     "_oracle": "oracle skills",
     "_learned_pick": "oracle, learned pick",
+    "_learned_open": "oracle, learned open",
 }
-# Every scenario's TP-SRL, TP-SRL(NoNav) and oracle configs, and the one that
-# swaps the learned pick in among oracle skills.
+# Every scenario's TP-SRL, TP-SRL(NoNav) and oracle configs, and the ones that
+# swap learned skills in among oracle skills.
 RUN_NAMES = tuple(f"hab/{s}{m}" for s in SCENARIOS for m in ("", "_nonav", "_oracle")) + (
     "hab/tidy_house_learned_pick",
+    "hab/set_table_learned_open",
 )
 FULL = "full"
 # Success per stage: a stage number (0.5, 1.0, 1.5, ...) or FULL, the whole task.

@@ -354,9 +354,7 @@ def _dataset_json(episodes: List[Any], out: str) -> str:
     from habitat.datasets.rearrange.rearrange_dataset import RearrangeDatasetV0
 
     default = habitat_dataset_utils.DEFAULT_PHYSICS_CONFIG_PATH
-    habitat_dataset_utils.DEFAULT_PHYSICS_CONFIG_PATH = os.path.join(
-        out, os.path.basename(default)
-    )
+    habitat_dataset_utils.DEFAULT_PHYSICS_CONFIG_PATH = os.path.join(out, os.path.basename(default))
     try:
         dataset = RearrangeDatasetV0()
     finally:

@@ -99,16 +99,49 @@ def test_tidy_house_evaluates_the_cpu_profiles_state_only_skills(name):
         assert list(train.habitat_baselines.ver_policy.visual_keys) == []
 
 
-def test_set_table_in_the_cpu_profile_says_its_open_skills_need_the_papers():
+@pytest.mark.parametrize("name", ["hab/set_table", "hab/set_table_nonav"])
+def test_set_table_in_the_cpu_profile_gives_the_open_skills_their_handle_from_the_markers(name):
+    config = get_config(name, ["hab_profile=cpu"])
+    assert "ver_markers" in config.habitat.gym.obs_keys
+    checked = check_hab_eval(config)
+    assert {"open_cab", "open_fridge"} <= set(checked)
+    for key in ("open_cab", "open_fridge"):
+        assert "marker_rel_pos" in checked[key].habitat.gym.obs_keys
+    assert "marker_js_no_vel" in checked["open_cab"].habitat.gym.obs_keys
+
+
+def test_set_table_without_the_markers_sensor_names_it_for_each_open_skill():
+    keys = [k for k in get_config("hab/set_table_nonav").habitat.gym.obs_keys if k != "ver_markers"]
+    config = get_config(
+        "hab/set_table_nonav",
+        [
+            "hab_profile=cpu",
+            "~habitat.task.lab_sensors.ver_markers_sensor",
+            f"habitat.gym.obs_keys=[{','.join(keys)}]",
+        ],
+    )
     with pytest.raises(HabConfigError) as error:
-        check_hab_eval(get_config("hab/set_table_nonav", ["hab_profile=cpu"]))
+        check_hab_eval(config)
     lines = str(error.value).splitlines()
-    assert [line.split(": ", 1)[0].rsplit(".", 1)[-1] for line in lines[:2]] == [
+    assert [line.split(": ", 1)[0].rsplit(".", 1)[-1] for line in lines] == [
         "open_cab",
         "open_fridge",
     ]
-    assert lines[-1].startswith("hab_profile: the CPU profile's open/close skills read")
-    assert "'marker_rel_pos' (the drawers also 'marker_js_no_vel')" in lines[-1]
+    assert "reads ['marker_rel_pos', 'marker_js_no_vel'], which the evaluation does not" in lines[0]
+    assert "ver_markers_sensor: ver_markers_sensor` in the config's defaults" in lines[0]
+    assert "'ver_markers' to habitat.gym.obs_keys" in lines[0]
+
+
+def test_the_learned_open_config_loads_the_open_skills_alone_with_the_oracle_elsewhere():
+    config = get_config("hab/set_table_learned_open", ["hab_profile=cpu"])
+    skills = loaded_skills(config)
+    learned = {k for k, s in skills.items() if s.skill_name.startswith("VER")}
+    assert learned == {"open_cab", "open_fridge"}
+    assert skills["pick"].skill_name == "NoopSkillPolicy" and skills["pick"].apply_postconds
+    assert skills["nav_to_obj"].skill_name == "OracleNavPolicy"
+    assert skills["open_fridge"].skill_data.train_config == "rearrange/ver_open_fridge"
+    assert config.habitat.simulator.kinematic_mode is False
+    assert config.habitat.dataset.data_path.endswith("/{split}/set_table_10k_1k.json.gz")
 
 
 def test_the_learned_pick_config_loads_the_pick_alone_with_the_oracle_elsewhere():

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 import torch
 
@@ -385,6 +386,78 @@ def test_oracle_furniture_stays_kinematic_after_every_reset(hab_run_dir):
         assert set(episode["motion"].values()) == {"MotionType.KINEMATIC"}, episode
         assert episode["motors"] == 0
         assert episode["drawer"] == pytest.approx(0.45, abs=1e-4)
+
+
+MARKERS_CHECK = """
+import json
+import numpy as np
+from habitat.tasks.rearrange.sub_tasks import articulated_object_sensors as lab
+import habitat_ver  # noqa: F401
+from habitat_ver.config.compose import get_config
+from habitat_ver.envs.builder import build_env
+
+env = build_env(get_config("hab/set_table_nonav", ["hab_data=generated", "hab_profile=cpu"]), 0)
+sim = env.unwrapped.habitat_env.sim
+names = list(env.unwrapped.habitat_env.task.sensor_suite.sensors["ver_markers"]._names)
+
+class Uses:
+    def __init__(self, name):
+        self.name = name
+    def get_use_marker(self):
+        return sim.get_marker(self.name)
+
+rng = np.random.default_rng(0)
+for episode in range(2):
+    obs = env.reset()
+    for step in range(10):
+        rows = obs["ver_markers"].reshape(-1, 4)
+        for i, name in enumerate(names):
+            task = Uses(name)
+            rel = lab.MarkerRelPosSensor(sim=sim, config={}, task=task).get_observation(None, None)
+            js = lab.ArtJointSensorNoVel(sim=sim, config={}, task=task).get_observation(None, None)
+            row = dict(name=name, row=rows[i].tolist(), rel=rel.tolist(), js=js.tolist())
+            print("ROW " + json.dumps(row))
+        if step == 4:
+            sim.get_marker(names[episode]).set_targ_js(0.3)
+        action = np.zeros(env.action_space.shape, dtype=np.float32)
+        action[:7] = rng.uniform(-1, 1, 7)  # the arm's joints; no stop, no grasp
+        obs, _, done, _ = env.step(action)
+        if done:
+            break
+env.close()
+"""
+
+
+def test_the_markers_sensor_rows_are_habitat_labs_marker_sensors_for_each_marker(hab_run_dir):
+    # Set Table in the CPU profile, the arm moved at random; after 5 steps one
+    # drawer (episode 0) or another (episode 1) is set 0.3 open.  Each row must
+    # be what habitat-lab's MarkerRelPosSensor and ArtJointSensorNoVel report
+    # when their task names that marker (as the skill's own task does).
+    run = run_real(["-c", MARKERS_CHECK], cwd=hab_run_dir)
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = [
+        json.loads(line[len("ROW ") :])
+        for line in run.stdout.splitlines()
+        if line.startswith("ROW ")
+    ]
+    names = [
+        "cab_push_point_4",
+        "cab_push_point_5",
+        "cab_push_point_6",
+        "cab_push_point_7",
+        "fridge_push_point",
+    ]
+    assert len(rows) == 2 * 10 * len(names)
+    assert [r["name"] for r in rows[: len(names)]] == names
+    for r in rows:
+        assert r["row"][:3] == pytest.approx(r["rel"], abs=1e-6) and r["row"][3] == pytest.approx(
+            r["js"][0], abs=1e-6
+        )
+    opened = {(i // (10 * len(names)), r["name"]) for i, r in enumerate(rows) if r["row"][3] > 0.25}
+    assert opened == {(0, "cab_push_point_4"), (1, "cab_push_point_5")}
+    # The arm moved: the handles' positions in the end effector's frame changed.
+    first = [r["row"][:3] for r in rows if r["name"] == "fridge_push_point"]
+    assert max(np.abs(np.subtract(first[0], p)).max() for p in first[:10]) > 0.01
 
 
 def test_each_scenario_evaluates_with_oracle_skills_and_reports_its_stages(

@@ -163,6 +163,7 @@ def test_oracle_runs_are_a_method_of_their_own():
 
 def test_the_learned_pick_among_oracle_skills_is_a_method_of_tidy_house_only():
     assert split_run_name("hab/tidy_house_learned_pick") == ("tidy_house", "oracle, learned pick")
+    assert split_run_name("hab/set_table_learned_open") == ("set_table", "oracle, learned open")
     with pytest.raises(ValueError, match="'hab/set_table_learned_pick' is not a HAB evaluation"):
         split_run_name("hab/set_table_learned_pick")  # no such config
 
