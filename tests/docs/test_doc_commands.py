@@ -237,6 +237,23 @@ def learned_pick_evaluated(ran: Ran, folder: Path) -> None:
     assert float(success[-1]) <= float(stages["0_5"]), (success, stages)
 
 
+def learned_open_evaluated(ran: Ran, folder: Path) -> None:
+    """Set Table's four stages reported; pick and place are the oracle's, so the
+    bowl is placed no more often than the learned open drawer let it be held."""
+    log = (folder / "outputs" / "hab" / "set_table_learned_open" / "eval.log").read_text()
+    stages = dict(re.findall(r"pddl_stage_goals\.stage_(\S+)_success: ([0-9.]+)", log))
+    success = _SUCCESS.findall(log)
+    assert sorted(stages) == ["0_5", "1", "1_5", "2"] and success, log[-3000:]
+    assert float(stages["1"]) <= float(stages["0_5"]), stages
+    # The CPU profile loads the shipped open skills.
+    config = (
+        folder / "outputs" / "hab" / "set_table_learned_open" / "eval_config.yaml"
+    ).read_text()
+    assert (
+        "skill_checkpoints/open_cab.pth" in config and "skill_checkpoints/open_fridge.pth" in config
+    )
+
+
 def pick_trained(path: Path, request: pytest.FixtureRequest) -> None:
     """The documented ver_pick run's checkpoint (the learned pick's default path)."""
     if not (path / "outputs" / "rearrange" / "ver_pick" / "checkpoints" / "latest.pth").exists():
@@ -522,6 +539,14 @@ TABLE: Dict[str, Row] = {
         "tests/hab/test_hab_real.py::"
         "test_each_scenario_evaluates_with_oracle_skills_and_reports_its_stages",
         "one episode each instead of 10 (the budget), OUT in the session's HAB folder",
+    ),
+    "python -m habitat_baselines.run --config-name=hab/set_table_learned_open "
+    "hab_data=generated": Run(
+        ("habitat_baselines.test_episode_count=1",),
+        learned_open_evaluated,
+        "hab",
+        needs=("hab_run_dir",),
+        sim=True,
     ),
     "python -m habitat_ver.tools.run_configs /tmp/learned eval hab/tidy_house_nonav "
     "hab/prepare_groceries_nonav hab/tidy_house_learned_pick -- "
