@@ -2,7 +2,12 @@
 
 Upstream's ``ArtObjSkillPolicy`` behaviour (done once the arm left its start
 zone and is back at rest with nothing held), built by
-:class:`~habitat_ver.skills.loading.VERSkillLoader`.
+:class:`~habitat_ver.skills.loading.VERSkillLoader`, with that state kept per
+env.  Upstream keeps the whole batch's arm position from the last time any env
+entered the skill, and clears every env's "left the start zone" then; with
+several envs each env's test read another's start, and once an env was paused
+the shapes no longer matched ("The size of tensor a (3) must match the size
+of tensor b (4)").
 
 A skill trained on habitat-lab's single-marker inputs (``marker_rel_pos``,
 ``marker_js_no_vel``: the CPU profile's) gets them in a TP-SRL task from the
@@ -17,12 +22,17 @@ from typing import Any, Dict, List, NamedTuple, Optional
 import gym.spaces as spaces
 import numpy as np
 import torch
+from habitat.tasks.rearrange.rearrange_sensors import (
+    IsHoldingSensor,
+    RelativeRestingPositionSensor,
+)
 from habitat.tasks.rearrange.sub_tasks.articulated_object_sensors import (
     ArtJointSensorNoVel,
     MarkerRelPosSensor,
 )
 from habitat_baselines.common.tensor_dict import TensorDict
 from habitat_baselines.rl.hrl.skills.art_obj import ArtObjSkillPolicy
+from habitat_baselines.rl.hrl.skills.nn_skill import NnSkillPolicy
 
 from habitat_ver.skills import markers
 from habitat_ver.skills.loading import VERSkillLoader
@@ -101,7 +111,32 @@ class VERArtObjSkill(VERSkillLoader, ArtObjSkillPolicy):
             observation_space, list(skill._filtered_obs_space.spaces)
         )
         skill._marker_names = markers_of(full_config)
+        # Per env (a row each, moved with the rows when envs are paused): the
+        # arm's offset from rest when it entered, and whether it left that zone.
+        skill._start_rest = torch.zeros(batch_size, 3)
+        skill._left_start = torch.zeros(batch_size, dtype=torch.bool)
         return skill
+
+    def on_enter(
+        self, skill_arg, batch_idxs, observations, rnn_hidden_states, prev_actions, skill_name
+    ):
+        # Upstream's NnSkillPolicy entry; ArtObjSkillPolicy's batch-wide state
+        # is replaced by the entering envs' rows.
+        result = NnSkillPolicy.on_enter(
+            self, skill_arg, batch_idxs, observations, rnn_hidden_states, prev_actions, skill_name
+        )
+        rest = observations[RelativeRestingPositionSensor.cls_uuid]
+        self._start_rest[batch_idxs] = rest[batch_idxs].cpu().float()
+        self._left_start[batch_idxs] = False
+        return result
+
+    def _is_skill_done(self, observations, rnn_hidden_states, prev_actions, masks, batch_idx):
+        rest = observations[RelativeRestingPositionSensor.cls_uuid].cpu().float()
+        moved = torch.linalg.vector_norm(rest - self._start_rest[batch_idx], dim=-1)
+        self._left_start[batch_idx] |= moved > self._config.start_zone_radius
+        at_rest = torch.linalg.vector_norm(rest, dim=-1) < self._config.at_resting_threshold
+        holding = observations[IsHoldingSensor.cls_uuid].view(-1).cpu().bool()
+        return ~holding & at_rest & self._left_start[batch_idx]
 
     @property
     def required_obs_keys(self) -> List[str]:

@@ -141,3 +141,52 @@ def test_the_skill_reads_the_marker_order_of_the_evaluations_sensor():
     assert markers_of(config) == ["b", "a"]
     config.habitat.task.lab_sensors = {}
     assert markers_of(config) == []
+
+
+def _entering_skill(num_envs):
+    skill = _skill(["m0"])
+    skill._config = OmegaConf.create(
+        {"skill_name": "VERArtObjSkill", "start_zone_radius": 0.3, "at_resting_threshold": 0.15}
+    )
+    skill._batch_size = num_envs
+    skill._cur_skill_step = torch.zeros(num_envs)
+    skill._raw_skill_args = [None] * num_envs
+    skill._cur_skill_args = [None] * num_envs
+    skill._did_want_done = torch.zeros(num_envs)
+    skill._start_rest = torch.zeros(num_envs, 3)
+    skill._left_start = torch.zeros(num_envs, dtype=torch.bool)
+    return skill
+
+
+def _obs(rest, holding=None):
+    rest = torch.tensor([[x, 0.0, 0.0] for x in rest])
+    held = torch.tensor(holding or [0.0] * len(rest)).view(-1, 1)
+    return TensorDict({"relative_resting_position": rest, "is_holding": held})
+
+
+def _enter(skill, rows, rest):
+    hidden, prev = torch.zeros(len(rest), 1, 4), torch.zeros(len(rest), 11)
+    args = [["m0", "bowl_target|0", "robot_0"]] * len(rows)
+    skill.on_enter(args, rows, _obs(rest), hidden, prev, ["open_cab"] * len(rows))
+
+
+def _done(skill, rows, rest, holding=None):
+    return skill._is_skill_done(_obs(rest, holding), None, None, None, rows).tolist()
+
+
+def test_each_env_is_done_by_its_own_start_zone_when_envs_enter_at_different_steps():
+    from habitat_ver.skills.hierarchical_policy import compact_rows
+
+    skill = _entering_skill(2)
+    _enter(skill, [0], [0.0, 9.0])  # env 0 enters at rest
+    assert _done(skill, [0], [0.5]) == [False]  # left its start zone, not back at rest
+    _enter(skill, [1], [0.1, 0.4])  # env 1 enters; env 0 is nearly back
+    # Env 0 left its zone before env 1 entered and is back: done.  (Upstream
+    # cleared env 0's flag and took 0.1 as its start when env 1 entered.)
+    # Env 1 has not left its own zone.
+    assert _done(skill, [0, 1], [0.05, 0.3]) == [True, False]
+    assert _done(skill, [0], [0.05], holding=[1.0]) == [False]  # holding: not done
+    # Env 0 is paused: env 1's state moves up to the first row.
+    compact_rows(skill, [1], 2)
+    assert skill._start_rest[0].tolist() == pytest.approx([0.4, 0, 0])
+    assert _done(skill, [0], [0.05]) == [True]  # moved 0.35 from its start, at rest
