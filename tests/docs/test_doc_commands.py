@@ -549,11 +549,11 @@ TABLE: Dict[str, Row] = {
         sim=True,
     ),
     "python -m habitat_ver.tools.run_configs /tmp/learned eval hab/tidy_house_nonav "
-    "hab/prepare_groceries_nonav hab/tidy_house_learned_pick -- "
-    "habitat_baselines.test_episode_count=-1 habitat_baselines.eval.evals_per_ep=5 "
-    "hab_skill_checkpoints.place=PLACE.pth": NotRun(
-        "PLACE.pth stands for a place checkpoint of `python -m benchmarks run "
-        "skill_learning` (hours); tests/hab/test_hab_real.py evaluates the shipped pick"
+    "hab/prepare_groceries_nonav hab/set_table_nonav hab/tidy_house_learned_pick "
+    "hab/set_table_learned_open -- "
+    "habitat_baselines.test_episode_count=-1 habitat_baselines.eval.evals_per_ep=5": NotRun(
+        "50 episodes of five evaluations (minutes each); the learned-skill configs run "
+        "one episode each above, and tests/hab/test_hab_real.py evaluates the shipped pick"
     ),
     # docs/HAB.md: evaluation videos
     "python -m habitat_baselines.run --config-name=hab/tidy_house_oracle hab_data=generated "
