@@ -99,11 +99,15 @@ PHYSICS_ONLY = [
 ]
 # A learning run: the skill config's CPU profile (hab_profile=cpu: state-only
 # policy, no camera rendered, 4 envs, LSTM 128; habitat_ver/config/hab_profile.py).
-SCALED = [
-    "hab_data=generated",
-    "hab_profile=cpu",
-    "habitat_baselines.rl.ppo.use_linear_lr_decay=False",  # a time budget has no end step
-]
+SCALED = ["hab_data=generated", "hab_profile=cpu"]
+
+
+def lr_schedule(steps: Optional[int]) -> List[str]:
+    """habitat-baselines' linear decay of the learning rate to 0 at a step
+    budget (``--steps``); constant for a time budget, which has no end step."""
+    return [f"habitat_baselines.rl.ppo.use_linear_lr_decay={steps is not None}"]
+
+
 AVERAGE = re.compile(r"Average episode ([\w./-]+): (-?[0-9.eE+-]+|nan|inf)")
 
 
@@ -485,6 +489,7 @@ def main() -> None:
     init = init_overrides(args.work, args.init_from) if args.init_from else []
     train_overrides = [
         *SCALED,
+        *lr_schedule(args.steps),
         *args.override,
         *init,
         f"habitat.seed={args.seed}",

@@ -503,6 +503,15 @@ def test_the_pick_learning_cpu_window_ends_at_the_samplers_last_reading():
         learning.sampled_window(series, 999.0)
 
 
+def test_a_step_budget_decays_the_learning_rate_and_a_time_budget_keeps_it():
+    from habitat_ver.config.compose import get_config
+
+    learning = _load("hab_skill_learning")
+    for steps, decays in ((500_000, True), (None, False)):
+        config = get_config(learning.CONFIG, [*learning.SCALED, *learning.lr_schedule(steps)])
+        assert config.habitat_baselines.rl.ppo.use_linear_lr_decay is decays
+
+
 def test_a_pick_run_is_resumed_and_evaluated_with_its_own_config_only(tmp_path):
     learning = _load("hab_skill_learning")
     nonav = "rearrange/ver_pick_nonav"
