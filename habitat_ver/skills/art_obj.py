@@ -17,7 +17,7 @@ robot_0)``).  Where the evaluation produces those inputs itself (the skill's
 own task), they are read as they are.
 """
 
-from typing import Any, Dict, List, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple
 
 import gym.spaces as spaces
 import numpy as np
@@ -69,7 +69,7 @@ def markers_of(full_config: Any) -> List[str]:
 class VERArtObjSkill(VERSkillLoader, ArtObjSkillPolicy):
     """Articulated-object skill loading a ``VERPolicy`` checkpoint."""
 
-    # Set by from_config: the inputs built from the marker rows, and the rows' order.
+    # Set by on_built: the inputs built from the marker rows, and the rows' order.
     _from_row: List[str] = []
     _marker_names: List[str] = []
 
@@ -94,28 +94,15 @@ class VERArtObjSkill(VERSkillLoader, ArtObjSkillPolicy):
         selected.update({k: FROM_ROW[k][1] for k in built})
         return spaces.Dict(selected)
 
-    @classmethod
-    def from_config(  # type: ignore[override]
-        cls,
-        config,
-        observation_space,
-        action_space,
-        batch_size,
-        full_config,
-        skill_key: Optional[str] = None,
-    ):
-        skill = super().from_config(
-            config, observation_space, action_space, batch_size, full_config, skill_key
+    def on_built(self, observation_space: spaces.Dict, full_config: Any) -> None:
+        self._from_row = self._built_inputs(
+            observation_space, list(self._filtered_obs_space.spaces)
         )
-        skill._from_row = cls._built_inputs(
-            observation_space, list(skill._filtered_obs_space.spaces)
-        )
-        skill._marker_names = markers_of(full_config)
+        self._marker_names = markers_of(full_config)
         # Per env (a row each, moved with the rows when envs are paused): the
         # arm's offset from rest when it entered, and whether it left that zone.
-        skill._start_rest = torch.zeros(batch_size, 3)
-        skill._left_start = torch.zeros(batch_size, dtype=torch.bool)
-        return skill
+        self._start_rest = torch.zeros(self._batch_size, 3)
+        self._left_start = torch.zeros(self._batch_size, dtype=torch.bool)
 
     def on_enter(
         self, skill_arg, batch_idxs, observations, rnn_hidden_states, prev_actions, skill_name

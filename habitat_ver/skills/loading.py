@@ -221,7 +221,7 @@ class VERSkillLoader(_SkillBase):
                 f"checkpoint {path!r} does not fit skill {skill_key}'s policy "
                 f"{config.name} built from its training config: {error}"
             ) from error
-        return cls(
+        skill = cls(
             actor_critic,
             config,
             action_space,
@@ -229,3 +229,9 @@ class VERSkillLoader(_SkillBase):
             filtered_action_space,
             batch_size,
         )
+        skill.on_built(observation_space, full_config)
+        return skill
+
+    def on_built(self, observation_space: spaces.Dict, full_config: Any) -> None:
+        """Hook for what a skill class takes from the evaluation's observations
+        and config once built (none here)."""
