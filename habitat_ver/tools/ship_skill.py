@@ -4,7 +4,8 @@
         --result benchmarks/results/hab_skill_learning_close_cab_<time>.json
 
 writes ``habitat_ver/skill_checkpoints/close_cab.pth`` (the policy weights and
-the training config; no optimizer state, no resume state) atomically, and the
+the training config, its episodes at the generated data's place; no optimizer
+state, no resume state) atomically, and the
 skill's record in ``provenance.json`` beside it: the config it was trained
 with, the commit and step count it was trained to, the data generator's
 version, the file's size and SHA-256, and (with ``--result``) its success on the
@@ -99,6 +100,21 @@ def record(skill: str, source: str, shipped: str, result: Optional[Dict[str, Any
     return entry
 
 
+def at_generated_data(config: Dict[str, Any]) -> None:
+    """Point a plain config's episode file at the generated data's folder
+    (``hab_data=generated``: ``data/datasets/hab_ver/v1``), in place.
+
+    A run trained on episodes elsewhere (``hab_data.episodes=/some/folder``)
+    stores that folder in its config, and an evaluation that takes the
+    checkpoint's config (habitat-baselines' ``eval.use_ckpt_config``) would
+    read episodes there, on a machine that has no such folder.  The
+    provenance's overrides still say where the run's episodes were.
+    """
+    dataset = config["habitat"]["dataset"]
+    name = os.path.basename(dataset["data_path"])
+    dataset["data_path"] = os.path.join("data", EPISODES_SUBDIR, "{split}", name)
+
+
 def ship(skill: str, source: str, result_path: Optional[str]) -> Dict[str, Any]:
     """Write the slim checkpoint of ``skill`` and its provenance record."""
     checkpoint = load_checkpoint_file(source)
@@ -107,7 +123,9 @@ def ship(skill: str, source: str, result_path: Optional[str]) -> Dict[str, Any]:
         raise ValueError(f"{source} holds no {missing}: not a policy checkpoint")
     # Stored as plain data, as the trainers store it (load_checkpoint_file
     # hands back a read-only DictConfig).
-    slim = {"state_dict": checkpoint["state_dict"], "config": config_to_plain(checkpoint["config"])}
+    config = config_to_plain(checkpoint["config"])
+    at_generated_data(config)
+    slim = {"state_dict": checkpoint["state_dict"], "config": config}
     slim["extra_state"] = {"step": (checkpoint.get("extra_state") or {}).get("step")}
     shipped = os.path.join(SHIPPED_DIR, f"{skill}.pth")
     save_checkpoint_file(slim, shipped)

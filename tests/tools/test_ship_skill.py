@@ -25,8 +25,10 @@ def shipped_dir(tmp_path, monkeypatch):
     return folder
 
 
-def _training_checkpoint(path):
-    config = resolved_profile(get_config("rearrange/ver_close_cab", ["hab_profile=cpu"]))
+def _training_checkpoint(path, overrides=()):
+    config = resolved_profile(
+        get_config("rearrange/ver_close_cab", ["hab_profile=cpu", *overrides])
+    )
     state = {
         "state_dict": {"w": torch.arange(6.0).reshape(2, 3)},
         "optim_state": {"lots": torch.zeros(1000)},
@@ -77,6 +79,20 @@ def test_the_shipped_file_keeps_the_weights_and_config_and_says_where_it_came_fr
     assert entry["val_evals_per_episode"] == 1
     assert "started_from" not in entry
     assert shipped_skills.provenance() == {"close_cab": entry}
+
+
+def test_a_skill_trained_on_episodes_elsewhere_reads_the_generated_datas_once_shipped(
+    tmp_path, shipped_dir
+):
+    source = tmp_path / "ckpt.3.pth"
+    _training_checkpoint(source, ["hab_data=generated", "hab_data.episodes=/elsewhere/v1"])
+    trained = load_checkpoint_file(str(source))["config"]
+    assert trained["habitat"]["dataset"]["data_path"].startswith("/elsewhere/v1/")
+    ship_skill.ship("close_cab", str(source), None)
+    shipped = load_checkpoint_file(str(shipped_dir / "close_cab.pth"))["config"]
+    # Where the config tree puts the generated data's episode file.
+    generated = get_config("rearrange/ver_close_cab", ["hab_data=generated"])
+    assert shipped["habitat"]["dataset"]["data_path"] == generated.habitat.dataset.data_path
 
 
 def test_a_skill_trained_on_from_another_run_names_it_and_the_steps_of_both(tmp_path, shipped_dir):
