@@ -53,13 +53,18 @@ def _result(path, **more):
     path.write_text(json.dumps(record))
 
 
+def _ship(tmp_path, **more):
+    """Ship a close-drawer training checkpoint with a result record holding ``more``."""
+    source, result = tmp_path / "ckpt.3.pth", tmp_path / "result.json"
+    _training_checkpoint(source)
+    _result(result, **more)
+    return source, ship_skill.ship("close_cab", str(source), str(result))
+
+
 def test_the_shipped_file_keeps_the_weights_and_config_and_says_where_it_came_from(
     tmp_path, shipped_dir
 ):
-    source, result = tmp_path / "ckpt.3.pth", tmp_path / "result.json"
-    _training_checkpoint(source)
-    _result(result)
-    entry = ship_skill.ship("close_cab", str(source), str(result))
+    source, entry = _ship(tmp_path)
 
     shipped = load_checkpoint_file(str(shipped_dir / "close_cab.pth"))
     assert sorted(shipped) == ["config", "extra_state", "state_dict"]
@@ -96,8 +101,6 @@ def test_a_skill_trained_on_episodes_elsewhere_reads_the_generated_datas_once_sh
 
 
 def test_a_skill_trained_on_from_another_run_names_it_and_the_steps_of_both(tmp_path, shipped_dir):
-    source, result = tmp_path / "ckpt.3.pth", tmp_path / "result.json"
-    _training_checkpoint(source)
     init_from = {
         "checkpoint": "/runs/close_cab/ckpt/ckpt.157.pth",
         "step": 808960,
@@ -111,8 +114,7 @@ def test_a_skill_trained_on_from_another_run_names_it_and_the_steps_of_both(tmp_
         "habitat_baselines.checkpoint_folder=/runs/fine/ckpt",
         "habitat_baselines.total_num_steps=1000000000",
     ]
-    _result(result, init_from=init_from, overrides=overrides)
-    entry = ship_skill.ship("close_cab", str(source), str(result))
+    _, entry = _ship(tmp_path, init_from=init_from, overrides=overrides)
     assert entry["started_from"] == {"config": "rearrange/ver_close_cab", "steps": 808960}
     assert entry["steps_in_all"] == 808960 + 4096
     # what it trained with, not where its files went
@@ -123,8 +125,6 @@ def test_a_skill_trained_on_from_another_run_names_it_and_the_steps_of_both(tmp_
 
 
 def test_a_skill_of_a_third_stage_counts_the_steps_of_every_stage(tmp_path, shipped_dir):
-    source, result = tmp_path / "ckpt.3.pth", tmp_path / "result.json"
-    _training_checkpoint(source)
     # its weights came from a second stage's step 220,160, which had started
     # from a first stage's step 547,840
     init_from = {
@@ -133,8 +133,7 @@ def test_a_skill_of_a_third_stage_counts_the_steps_of_every_stage(tmp_path, ship
         "config": "rearrange/ver_close_cab",
         "steps_in_all": 547840 + 220160,
     }
-    _result(result, init_from=init_from)
-    entry = ship_skill.ship("close_cab", str(source), str(result))
+    _, entry = _ship(tmp_path, init_from=init_from)
     assert entry["started_from"] == {"config": "rearrange/ver_close_cab", "steps": 768000}
     assert entry["steps_in_all"] == 768000 + 4096
 
